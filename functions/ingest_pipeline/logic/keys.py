@@ -1,0 +1,47 @@
+"""Where an object lives and where its results go: pure functions of the object key."""
+
+from __future__ import annotations
+
+from ingest_pipeline.errors import UnknownDatasetError
+
+INCOMING_PREFIX = "incoming/"
+PROCESSED_PREFIX = "processed/"
+QUARANTINE_PREFIX = "quarantine/"
+
+
+def relative_key(key: str) -> str:
+    """The key below ``incoming/``: ``incoming/orders/2026/a.csv`` -> ``orders/2026/a.csv``."""
+    if not key.startswith(INCOMING_PREFIX) or len(key) == len(INCOMING_PREFIX):
+        raise UnknownDatasetError(
+            f"object key {key!r} is not under {INCOMING_PREFIX!r}; nothing else is processed"
+        )
+    return key[len(INCOMING_PREFIX) :]
+
+
+def dataset_of(key: str) -> str:
+    """The dataset is the first folder below ``incoming/``."""
+    rel = relative_key(key)
+    dataset, sep, rest = rel.partition("/")
+    if not sep or not dataset or not rest:
+        raise UnknownDatasetError(
+            f"object key {key!r} names no dataset: expected incoming/<dataset>/<file>"
+        )
+    return dataset
+
+
+def output_key(key: str) -> str:
+    """``incoming/orders/a.csv`` -> ``processed/orders/a.jsonl`` (same relative key)."""
+    rel = relative_key(key)
+    stem = rel[: -len(".csv")] if rel.lower().endswith(".csv") else rel
+    return f"{PROCESSED_PREFIX}{stem}.jsonl"
+
+
+def quarantine_key(key: str) -> str:
+    """``incoming/orders/a.csv`` -> ``quarantine/orders/a.csv`` (keys outside incoming/ kept)."""
+    rel = key[len(INCOMING_PREFIX) :] if key.startswith(INCOMING_PREFIX) else key
+    return f"{QUARANTINE_PREFIX}{rel}"
+
+
+def correlation_id(bucket: str, key: str, version_id: str | None) -> str:
+    """One id for every log line about one object version."""
+    return f"s3://{bucket}/{key}#{version_id or 'null'}"

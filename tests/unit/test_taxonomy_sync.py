@@ -1,0 +1,70 @@
+"""The ASL's ErrorEquals and the Python taxonomy name exactly the same errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingest_pipeline import errors
+from ingest_pipeline.errors import ErrorClass, error_names
+
+pytestmark = pytest.mark.unit
+
+ASL = json.loads((Path(__file__).parents[2] / "statemachines" / "pipeline.asl.json").read_text())
+CATCH_TARGET = {
+    ErrorClass.TRANSIENT: "DescribeTransientFailure",
+    ErrorClass.CONFIGURATION: "DescribeConfigurationFailure",
+    ErrorClass.PERMANENT: "QuarantineObject",
+}
+
+
+def tasks() -> dict[str, dict[str, Any]]:
+    return {n: s for n, s in ASL["States"].items() if s["Type"] == "Task"}
+
+
+@pytest.mark.parametrize("error_class", list(ErrorClass))
+def test_process_catch_routes_each_family_by_name(error_class: ErrorClass) -> None:
+    catches = tasks()["ProcessObject"]["Catch"]
+    routed = [c for c in catches if c["Next"] == CATCH_TARGET[error_class]]
+    assert len(routed) == 1
+    assert sorted(routed[0]["ErrorEquals"]) == error_names(error_class)
+
+
+def test_process_retries_exactly_the_transient_family_and_lambda_service_errors() -> None:
+    retried = {e for r in tasks()["ProcessObject"]["Retry"] for e in r["ErrorEquals"]}
+    ours = {e for e in retried if not e.startswith(("Lambda.", "States.", "Sandbox."))}
+    assert ours == set(error_names(ErrorClass.TRANSIENT))
+
+
+def test_every_exception_class_belongs_to_exactly_one_family() -> None:
+    declared = {
+        name
+        for name, obj in vars(errors).items()
+        if isinstance(obj, type) and issubclass(obj, errors.PipelineError)
+        and obj is not errors.PipelineError
+    }
+    families = [set(error_names(c)) for c in ErrorClass]
+    assert set().union(*families) == declared
+    assert sum(len(f) for f in families) == len(declared)
+
+
+def test_every_task_has_retry_with_full_jitter_and_a_catch() -> None:
+    for name, state in tasks().items():
+        assert state.get("Retry"), name
+        assert state.get("Catch"), name
+        for rule in state["Retry"]:
+            assert rule["JitterStrategy"] == "FULL", name
+            assert rule["MaxDelaySeconds"] > 0, name
+        assert state["Catch"][-1]["ErrorEquals"] == ["States.ALL"], name
+
+
+def test_no_catch_turns_states_all_into_success() -> None:
+    # Catching everything must lead to a failure path, never to a Succeed state.
+    succeed = {n for n, s in ASL["States"].items() if s["Type"] == "Succeed"}
+    for name, state in tasks().items():
+        for catch in state["Catch"]:
+            if catch["ErrorEquals"] == ["States.ALL"] and name != "SkipDuplicateObject":
+                assert catch["Next"] not in succeed, name
