@@ -1,0 +1,316 @@
+"""Every workflow path, on the real ASL, with the real handlers against moto S3/DynamoDB/SNS."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
+from ingest_tools.localcloud import engine
+from tests.statemachine.conftest import Pipeline
+from tests.support import sample_file, wait_for
+
+pytestmark = pytest.mark.statemachine
+
+GOOD = sample_file("orders-good.csv")
+KEY = "incoming/orders/2026-11-21.csv"
+HAPPY = ["ClaimObject", "ProcessObject", "RecordSuccess"]
+
+
+def test_happy_path(pipeline: Pipeline) -> None:
+    version, run = pipeline.ingest(KEY, GOOD)
+
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.path == HAPPY
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert record["status"] == "SUCCEEDED"
+    assert record["attempt"] == 1
+    assert record["execution_arn"] == run.arn
+    assert record["row_count"] == 2
+    assert record["output_key"] == "processed/orders/2026-11-21.jsonl"
+    assert int(record["expires_at"]) > datetime.now(UTC).timestamp()
+    lines = pipeline.read("processed/orders/2026-11-21.jsonl").decode().splitlines()
+    assert [json.loads(line)["order_id"] for line in lines] == ["o-1001", "o-1002"]
+    assert pipeline.notifications("OperationsTopicArn") == []
+    assert pipeline.notifications("DataQualityTopicArn") == []
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "incoming/orders/with space.csv",
+        "incoming/orders/plus+sign.csv",
+        "incoming/orders/percent%20literal.csv",
+        "incoming/orders/d\u00e9j\u00e0-\u6771\u4eac.csv",
+    ],
+)
+def test_awkward_keys_take_the_happy_path(pipeline: Pipeline, key: str) -> None:
+    version, run = pipeline.ingest(key, GOOD)
+    assert run.status == "SUCCEEDED", run.cause
+    record = pipeline.record(key, version)
+    assert record is not None and record["status"] == "SUCCEEDED"
+    output = record["output_key"]
+    assert output == "processed/" + key.removeprefix("incoming/").removesuffix(".csv") + ".jsonl"
+    assert len(pipeline.read(output).splitlines()) == 2
+
+
+def test_duplicate_of_succeeded_object_processes_nothing(pipeline: Pipeline) -> None:
+    version = pipeline.put(KEY, GOOD)
+    event = pipeline.s3_event(KEY, version)
+    first = pipeline.wait(pipeline.start(pipeline.rule_input(event)))
+    again = pipeline.wait(pipeline.start(pipeline.rule_input(event)))
+
+    assert first.status == again.status == "SUCCEEDED"
+    assert again.path == ["ClaimObject", "SkipDuplicateObject"]
+    assert again.output is not None
+    assert again.output["existing"]["Item"]["status"]["S"] == "SUCCEEDED"
+    assert again.invocations("invoke") == 0
+    assert pipeline.versions("processed/orders/2026-11-21.jsonl") == 1
+    assert pipeline.record(KEY, version)["execution_arn"] == first.arn  # type: ignore[index]
+
+
+def test_new_version_of_same_key_is_new_work(pipeline: Pipeline) -> None:
+    v1, first = pipeline.ingest(KEY, GOOD)
+    v2, second = pipeline.ingest(KEY, GOOD.replace(b"o-1002", b"o-2002"))
+    assert v1 != v2
+    assert first.path == second.path == HAPPY
+    assert pipeline.record(KEY, v2)["attempt"] == 1  # type: ignore[index]
+    assert b"o-2002" in pipeline.read("processed/orders/2026-11-21.jsonl")
+
+
+def test_duplicate_while_in_progress_ends_without_processing(pipeline: Pipeline) -> None:
+    release = threading.Event()
+    entered = threading.Event()
+
+    def hold() -> None:
+        entered.set()
+        release.wait(10)
+
+    engine.FAULTS.hold(pipeline.functions["ProcessFunction"], hold)
+    version = pipeline.put(KEY, GOOD)
+    execution_input = pipeline.rule_input(pipeline.s3_event(KEY, version))
+    owner = pipeline.start(execution_input)
+    wait_for(entered.is_set, what="the first execution to start processing")
+
+    duplicate = pipeline.wait(pipeline.start(execution_input))
+    release.set()
+    finished = pipeline.wait(owner)
+
+    assert duplicate.status == "SUCCEEDED"
+    assert duplicate.path == ["ClaimObject", "SkipDuplicateObject"]
+    assert duplicate.output["existing"]["Item"]["status"]["S"] == "RUNNING"  # type: ignore[index]
+    assert finished.status == "SUCCEEDED" and finished.path == HAPPY
+    assert pipeline.record(KEY, version)["execution_arn"] == owner  # type: ignore[index]
+
+
+def test_transient_error_then_success_takes_the_retry_path(pipeline: Pipeline) -> None:
+    engine.FAULTS.fail(
+        pipeline.functions["ProcessFunction"], StorageUnavailableError("S3 SlowDown"), times=2
+    )
+    version, run = pipeline.ingest(KEY, GOOD)
+
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.path == HAPPY
+    assert run.invocations("invoke") == 3  # two failures retried, then success
+    waits = [s for state, s in engine.RETRY_SLEEPS[run.arn] if state == "ProcessObject"]
+    assert len(waits) == 2 and all(0 <= s <= 30 for s in waits)
+    assert pipeline.record(KEY, version)["status"] == "SUCCEEDED"  # type: ignore[index]
+
+
+def test_transient_errors_exhausted_mark_failed_retryable(pipeline: Pipeline) -> None:
+    engine.FAULTS.fail(
+        pipeline.functions["ProcessFunction"], StorageUnavailableError("S3 SlowDown"), times=10
+    )
+    version, run = pipeline.ingest(KEY, GOOD)
+
+    assert run.status == "FAILED"
+    assert run.error == "StorageUnavailableError"
+    assert run.path == HAPPY[:2] + [
+        "DescribeTransientFailure",
+        "RecordRetryableFailure",
+        "FailExecution",
+    ]
+    assert run.invocations("invoke") == 4 + 1  # 1 + 3 retries of ProcessObject, 1 describe
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert record["status"] == "FAILED" and record["retryable"] is True
+    assert record["error_class"] == "TRANSIENT"
+    retry_after = datetime.fromisoformat(record["retry_after"].replace("Z", "+00:00"))
+    assert timedelta(0) < retry_after - datetime.now(UTC) <= timedelta(seconds=300)
+    assert pipeline.notifications("OperationsTopicArn") == []  # the reconciler retries it
+
+    # A later event for the same version re-claims it: FAILED-retryable is retryable.
+    again = pipeline.wait(pipeline.start(pipeline.rule_input(pipeline.s3_event(KEY, version))))
+    assert again.status == "SUCCEEDED" and again.path == HAPPY
+    assert pipeline.record(KEY, version)["attempt"] == 2  # type: ignore[index]
+
+
+def test_configuration_error_escalates_to_operations(pipeline: Pipeline) -> None:
+    engine.FAULTS.fail(
+        pipeline.functions["ProcessFunction"],
+        AccessDeniedError("GetObject: AccessDenied: Access Denied"),
+    )
+    version, run = pipeline.ingest(KEY, GOOD)
+
+    assert run.status == "FAILED"
+    assert run.error == "AccessDeniedError"
+    assert "ACCESS_DENIED" in (run.cause or "")
+    assert run.path == HAPPY[:2] + [
+        "DescribeConfigurationFailure",
+        "RecordConfigurationFailure",
+        "NotifyOperations",
+        "FailExecution",
+    ]
+    assert run.invocations("invoke") == 2  # not retried
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert (record["status"], record["retryable"], record["error_class"]) == (
+        "FAILED",
+        False,
+        "CONFIGURATION",
+    )
+    (sent,) = pipeline.notifications("OperationsTopicArn")
+    assert sent["attributes"] == {
+        "errorClass": "CONFIGURATION",
+        "severity": "high",
+        "code": "ACCESS_DENIED",
+    }
+    message = sent["message"]
+    assert message["object"] == {"bucket": pipeline.bucket, "key": KEY, "versionId": version}
+    assert message["executionArn"] == run.arn
+    assert run.arn in message["consoleUrl"]
+    assert message["attempt"] == 1
+    assert "ingestctl reprocess" in message["suggestedAction"]
+    assert pipeline.notifications("DataQualityTopicArn") == []
+
+    # The same event again does not re-run a configuration failure...
+    dup = pipeline.wait(pipeline.start(pipeline.rule_input(pipeline.s3_event(KEY, version))))
+    assert dup.path == ["ClaimObject", "SkipDuplicateObject"]
+    # ...an explicit reprocess request does, once the deployment is fixed.
+    request = pipeline.rule_input(pipeline.s3_event(KEY, version))
+    request["request"] = {"reprocess": True, "staleBefore": ""}
+    fixed = pipeline.wait(pipeline.start(request))
+    assert fixed.status == "SUCCEEDED" and fixed.path == HAPPY
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert (record["status"], record["attempt"]) == ("SUCCEEDED", 2)
+    assert "error_class" not in record
+
+
+def test_error_our_code_did_not_raise_goes_through_classify(pipeline: Pipeline) -> None:
+    pipeline_lambda = pipeline.functions["ProcessFunction"]
+    import boto3
+
+    boto3.client("lambda", region_name="us-east-1").delete_function(FunctionName=pipeline_lambda)
+    version, run = pipeline.ingest(KEY, GOOD)
+
+    assert run.status == "FAILED"
+    assert run.error == "Lambda.ResourceNotFoundException"
+    assert run.path == HAPPY[:2] + [
+        "ClassifyError",
+        "RouteByErrorClass",
+        "RecordConfigurationFailure",
+        "NotifyOperations",
+        "FailExecution",
+    ]
+    (sent,) = pipeline.notifications("OperationsTopicArn")
+    assert sent["message"]["classifiedBy"] == "*ResourceNotFoundException"
+    assert pipeline.record(KEY, version)["error_class"] == "CONFIGURATION"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("sample", "error", "code"),
+    [
+        ("orders-bad-header.csv", "HeaderError", "BAD_HEADER"),
+        ("orders-bad-values.csv", "ValueTypeError", "BAD_VALUE"),
+    ],
+)
+def test_bad_data_is_quarantined_and_reported(
+    pipeline: Pipeline, sample: str, error: str, code: str
+) -> None:
+    body = sample_file(sample)
+    version, run = pipeline.ingest(KEY, body)
+
+    assert run.status == "FAILED"
+    assert run.error == error
+    assert code in (run.cause or "")
+    assert run.path == HAPPY[:2] + [
+        "QuarantineObject",
+        "RecordRejection",
+        "NotifyDataQuality",
+        "FailExecution",
+    ]
+    assert run.invocations("invoke") == 2  # bad data is not retried
+    quarantined = "quarantine/orders/2026-11-21.csv"
+    assert pipeline.read(quarantined) == body
+    head = pipeline.s3.head_object(Bucket=pipeline.bucket, Key=quarantined)
+    assert head["Metadata"]["error-code"] == code
+    assert head["Metadata"]["source-version-id"] == version
+    reason = json.loads(pipeline.read(quarantined + ".reason.json"))
+    assert reason["code"] == code and reason["line"] is not None
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert (record["status"], record["error_class"], record["quarantine_key"]) == (
+        "FAILED",
+        "PERMANENT",
+        quarantined,
+    )
+    assert pipeline.keys("processed/") == []
+    (sent,) = pipeline.notifications("DataQualityTopicArn")
+    assert sent["attributes"]["errorClass"] == "PERMANENT"
+    assert sent["message"]["quarantineKey"] == quarantined
+    assert sent["message"]["line"] is not None
+    assert pipeline.notifications("OperationsTopicArn") == []
+
+
+def test_unknown_dataset_is_bad_data(pipeline: Pipeline) -> None:
+    key = "incoming/invoices/2026.csv"
+    _, run = pipeline.ingest(key, GOOD)
+    assert run.error == "UnknownDatasetError"
+    assert pipeline.read("quarantine/invoices/2026.csv") == GOOD
+
+
+def test_stale_execution_is_fenced_off(pipeline: Pipeline) -> None:
+    release = threading.Event()
+    entered = threading.Event()
+
+    def hold() -> None:
+        entered.set()
+        release.wait(10)
+
+    engine.FAULTS.hold(pipeline.functions["ProcessFunction"], hold)
+    version = pipeline.put(KEY, GOOD)
+    stale_input = pipeline.rule_input(pipeline.s3_event(KEY, version))
+    stale = pipeline.start(stale_input)
+    wait_for(entered.is_set, what="the stale execution to start processing")
+
+    # The lease of the stuck execution is declared expired: a takeover request claims it.
+    takeover_input = dict(stale_input)
+    cutoff = (datetime.now(UTC) + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    takeover_input["request"] = {"reprocess": False, "staleBefore": cutoff}
+    takeover = pipeline.wait(pipeline.start(takeover_input))
+    release.set()
+    fenced = pipeline.wait(stale)
+
+    assert takeover.status == "SUCCEEDED" and takeover.path == HAPPY
+    assert fenced.status == "FAILED"
+    assert fenced.error == "ClaimLost"
+    assert fenced.path == HAPPY + ["FailClaimLost"]
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert (record["status"], record["execution_arn"], record["attempt"]) == (
+        "SUCCEEDED",
+        takeover.arn,
+        2,
+    )
+
+
+def test_malformed_execution_input_fails_clearly(pipeline: Pipeline) -> None:
+    run = pipeline.wait(pipeline.start({"object": {"bucket": pipeline.bucket}}))
+    assert run.status == "FAILED"
+    assert run.error == "States.Runtime"
+    assert run.path == ["ClaimObject"]

@@ -1,0 +1,443 @@
+"""Hooks that make moto's Step Functions engine behave like AWS for this project.
+
+moto (pinned in pyproject.toml) runs real ASL with an interpreter ported from LocalStack
+(``mock_aws(config={"stepfunctions": {"execute_state_machine": True}})``). These hooks add
+what it lacks. Line numbers below refer to moto 5.2.x.
+
+Hooks (all installed by `install()` and undone by `uninstall()`):
+
+1. In-process Lambda handlers
+   moto.awslambda_simple.models.LambdaSimpleBackend.invoke (awslambda_simple/models.py:17)
+   is replaced. moto.awslambda.responses.LambdaResponse.invoke (awslambda/responses.py:51)
+   passes `response_headers` into it; setting "x-amz-function-error" there makes boto3's
+   Invoke response carry FunctionError, which moto's SFN engine
+   (stepfunctions/parser/asl/component/state/exec/state_task/lambda_eval_utils.py:101)
+   turns into LambdaFunctionErrorException and StateTaskServiceLambda._from_error
+   (service/state_task_service_lambda.py:72) turns into Error = payload["errorType"],
+   Cause = the payload JSON string.  Raising a moto JsonRESTError from the backend gives
+   a ClientError -> Error "Lambda.<Code>" (state_task_service_lambda.py:56).
+
+2. Virtual retry backoff
+   JitterStrategyDecl._eval_body (common/retry/jitter_strategy_decl.py) is the last step
+   before RetrierDecl._eval_body calls time.sleep(interval) (retrier_decl.py:106-107).
+   The wrapper records the computed interval (after BackoffRate, MaxDelaySeconds and
+   FULL jitter) and replaces it with interval*SLEEP_SCALE (default 0).
+
+3. Virtual Wait states
+   WaitFunction._wait_interval (state/wait/wait_function/wait_function.py:15) is
+   replaced: records the seconds and returns at once.
+
+4. MockConfigFile (Step Functions Local format)
+   stepfunctions/parser/models.py:159 StepFunctionsParserBackend.start_execution and
+   backend/execution.py:277 Execution._get_start_execution_worker are wrapped so that
+   start_execution(stateMachineArn="<arn>#<TestCase>") builds a MockTestCase
+   (mocking/mock_config.py:75) from MOCK_CONFIG and passes it to ExecutionWorker
+   (backend/execution_worker.py:45, mock_test_case=...).
+
+Workarounds for moto bugs/divergences (sections 0, 5-8 below):
+0. moto#10077 (2nd StartExecution of a state machine -> TypeError RLock), fixed in moto 5.2.3.
+5. $$.State.EnteredTime / $$.Execution.StartTime formatted like AWS ("...123Z").
+6. aws-sdk S3 error names "S3.<X>Exception" (moto: "s3.<X>Exception").
+7. Mocked Throw on non-Lambda tasks keeps its Error; missing JSONPath in Parameters -> States.Runtime.
+8. CloudFormation AWS::StepFunctions::StateMachine lands in the executing backend, with
+   DefinitionSubstitutions and Definition (object) applied.
+
+Usage:
+    import moto_sfn_hooks as H
+    H.install()
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True},
+                          "lambda": {"use_docker": False}}):
+        H.HANDLERS["my-fn"] = app.handler       # key: FunctionName as created in moto
+        ...
+    H.uninstall()
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import traceback
+import uuid
+from collections import defaultdict
+from typing import Any, Callable
+
+from moto.awslambda_simple.models import LambdaSimpleBackend
+from moto.core.exceptions import JsonRESTError
+from moto.stepfunctions.parser.asl.component.common.retry import jitter_strategy_decl
+from moto.stepfunctions.parser.asl.component.state.wait.wait_function import (
+    wait_function,
+)
+from moto.stepfunctions.parser.backend import execution as sfn_execution
+from moto.stepfunctions.parser import models as sfn_parser_models
+from moto.stepfunctions.parser.mocking import mock_config
+
+# ---------------------------------------------------------------- 1. Lambda handlers
+HANDLERS: dict[str, Callable[[Any, Any], Any]] = {}  # function name -> handler(event, ctx)
+ENFORCE_FUNCTION_TIMEOUT = True  # handler slower than the function's Timeout -> Sandbox.Timedout
+INVOCATIONS: list[dict] = []  # log of in-process invocations (thread-safe append)
+_LOCK = threading.Lock()
+
+
+class LambdaServiceError(Exception):
+    """Raise from a handler to simulate a Lambda *service* error (not a function error).
+    code: ServiceException (500), TooManyRequestsException (429), AWSLambdaException ..."""
+
+    def __init__(self, code: str = "ServiceException", message: str = "boom", status: int = 500):
+        super().__init__(message)
+        self.code, self.status = code, status
+
+
+class LambdaTimeout(Exception):
+    """Raise from a handler to simulate the function hitting its own timeout
+    (AWS reports errorType 'Sandbox.Timedout' to Step Functions)."""
+
+
+class _ServiceError(JsonRESTError):
+    def __init__(self, code: str, message: str, status: int):
+        self.code = status
+        super().__init__(code, message)
+
+
+class FakeLambdaContext:
+    def __init__(self, fn):
+        self.function_name = fn.function_name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = fn.function_arn
+        self.memory_limit_in_mb = int(fn.memory_size or 128)
+        self.aws_request_id = str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{fn.function_name}"
+        self.log_stream_name = "local"
+        self._timeout_ms = int(fn.timeout or 3) * 1000
+        self._deadline = time.monotonic() + self._timeout_ms / 1000
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+_orig_invoke = LambdaSimpleBackend.invoke
+
+
+def _invoke(self, function_name, qualifier, body, headers, response_headers):
+    fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
+    handler = HANDLERS.get(fn.function_name)
+    if handler is None:
+        return _orig_invoke(self, function_name, qualifier, body, headers, response_headers)
+    if isinstance(body, bytes):
+        body = body.decode()
+    event = json.loads(body) if body else {}
+    ctx = FakeLambdaContext(fn)
+    rec = {"function": fn.function_name, "event": event, "thread": threading.current_thread().name}
+    with _LOCK:
+        INVOCATIONS.append(rec)
+        number = sum(1 for r in INVOCATIONS if r["function"] == fn.function_name)
+        fault = FAULTS.take(fn.function_name, number)
+    if fault is not None:
+        handler = fault.as_handler(handler)
+    t0 = time.monotonic()
+    try:
+        result = handler(event, ctx)
+        if ENFORCE_FUNCTION_TIMEOUT and time.monotonic() - t0 > ctx._timeout_ms / 1000:
+            raise LambdaTimeout()  # ran past the function's Timeout: report it like AWS would
+    except LambdaServiceError as e:
+        rec["outcome"] = e.code
+        raise _ServiceError(e.code, str(e), e.status)
+    except LambdaTimeout:
+        rec["outcome"] = "Sandbox.Timedout"
+        response_headers["x-amz-function-error"] = "Unhandled"
+        return json.dumps({
+            "errorType": "Sandbox.Timedout",
+            "errorMessage": f"RequestId: {ctx.aws_request_id} Error: Task timed out after "
+                            f"{ctx._timeout_ms / 1000:.2f} seconds",
+        }).encode()
+    except Exception as e:  # function error, as the Python runtime reports it
+        rec["outcome"] = type(e).__name__
+        response_headers["x-amz-function-error"] = "Unhandled"
+        return json.dumps({
+            "errorMessage": str(e),
+            "errorType": type(e).__name__,
+            "requestId": ctx.aws_request_id,
+            "stackTrace": traceback.format_tb(e.__traceback__.tb_next),  # drop this hook's frame
+        }).encode()
+    rec["outcome"] = "ok"
+    return json.dumps(result).encode()
+
+
+# ---------------------------------------------------------------- 1b. fault injection
+class FunctionFault:
+    """Replace one invocation of a function: raise ``error`` (as the runtime would report it),
+    or call ``before`` (e.g. block on an event) and then run the real handler."""
+
+    def __init__(self, error: BaseException | None = None, before: Callable[[], None] | None = None):
+        self.error, self.before = error, before
+
+    def as_handler(self, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def faulty(event: Any, context: Any) -> Any:
+            if self.before is not None:
+                self.before()
+            if self.error is not None:
+                raise self.error
+            return handler(event, context)
+
+        return faulty
+
+
+class Faults:
+    """Faults keyed by function name and 1-based invocation number (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._by_function: dict[str, dict[int, FunctionFault]] = defaultdict(dict)
+
+    def fail(self, function: str, error: BaseException, *, times: int = 1, start: int = 1) -> None:
+        """Make invocations ``start`` .. ``start + times - 1`` of ``function`` raise ``error``."""
+        for n in range(start, start + times):
+            self._by_function[function][n] = FunctionFault(error=error)
+
+    def hold(self, function: str, before: Callable[[], None], *, invocation: int = 1) -> None:
+        """Run ``before`` (e.g. wait on a threading.Event) before that invocation's handler."""
+        self._by_function[function][invocation] = FunctionFault(before=before)
+
+    def take(self, function: str, number: int) -> FunctionFault | None:
+        return self._by_function.get(function, {}).pop(number, None)
+
+    def clear(self) -> None:
+        self._by_function.clear()
+
+
+FAULTS = Faults()
+
+
+# ---------------------------------------------------------------- 2. virtual backoff
+SLEEP_SCALE = 0.0
+RETRY_SLEEPS: dict[str, list[tuple[str, float]]] = defaultdict(list)  # exec arn -> [(state, s)]
+_orig_jitter_eval = jitter_strategy_decl.JitterStrategyDecl._eval_body
+
+
+def _jitter_eval(self, env):
+    _orig_jitter_eval(self, env)
+    interval = env.stack.pop()
+    co = env.states.context_object.context_object_data
+    with _LOCK:
+        RETRY_SLEEPS[co["Execution"]["Id"]].append((co["State"]["Name"], interval))
+    env.stack.append(interval * SLEEP_SCALE)
+
+
+# ---------------------------------------------------------------- 3. virtual Wait
+WAITS: dict[str, list[tuple[str, float]]] = defaultdict(list)
+_orig_wait_interval = wait_function.WaitFunction._wait_interval
+
+
+def _wait_interval(self, env, wait_seconds):
+    co = env.states.context_object.context_object_data
+    with _LOCK:
+        WAITS[co["Execution"]["Id"]].append((co["State"]["Name"], wait_seconds))
+    if SLEEP_SCALE and wait_seconds > 0:
+        env.program_state_event.wait(wait_seconds * SLEEP_SCALE)
+
+
+# ---------------------------------------------------------------- 4. MockConfigFile
+import os as _os
+# parsed SFN Local MockConfigFile JSON; our own convention: path in $SFN_MOCK_CONFIG (moto reads no such variable)
+MOCK_CONFIG: dict | None = (json.load(open(_os.environ["SFN_MOCK_CONFIG"])) if _os.environ.get("SFN_MOCK_CONFIG") else None)
+_pending_mock = threading.local()
+_orig_start_execution = sfn_parser_models.StepFunctionsParserBackend.start_execution
+_orig_get_worker = sfn_execution.Execution._get_start_execution_worker
+
+
+def build_mock_test_case(cfg: dict, sm_name: str, test_case: str) -> mock_config.MockTestCase:
+    tc = cfg["StateMachines"][sm_name]["TestCases"][test_case]
+    states = []
+    for state_name, resp_name in tc.items():
+        responses = []
+        for rng, spec in cfg["MockedResponses"][resp_name].items():
+            start, end = mock_config._parse_mocked_response_range(rng)
+            if "Return" in spec:
+                responses.append(mock_config.MockedResponseReturn(start, end, spec["Return"]))
+            else:
+                t = spec["Throw"]
+                responses.append(mock_config.MockedResponseThrow(start, end, t.get("Error"), t.get("Cause")))
+        states.append(mock_config.StateMockedResponses(state_name, resp_name, responses))
+    return mock_config.MockTestCase(sm_name, test_case, states)
+
+
+def _start_execution(self, state_machine_arn, name=None, execution_input=None, trace_header=None):
+    mock = None
+    if "#" in state_machine_arn:
+        state_machine_arn, test_case = state_machine_arn.split("#", 1)
+        sm_name = state_machine_arn.split(":")[6]
+        if MOCK_CONFIG is None:
+            raise RuntimeError("MOCK_CONFIG not set")
+        mock = build_mock_test_case(MOCK_CONFIG, sm_name, test_case)
+    _pending_mock.value = mock  # start_execution -> Execution.start -> worker is synchronous
+    try:
+        return _orig_start_execution(self, state_machine_arn, name, execution_input, trace_header)
+    finally:
+        _pending_mock.value = None
+
+
+def _get_worker(self):
+    worker = _orig_get_worker(self)
+    mock = getattr(_pending_mock, "value", None)
+    if mock is not None:
+        worker._mock_test_case = mock
+    return worker
+
+
+# ---------------------------------------------------------------- 5. context-object timestamps
+# moto: $$.State.EnteredTime = datetime.now(utc).isoformat()  (asl/component/state/state.py:226-229)
+#       -> "2026-01-01T00:00:00.123456+00:00";  $$.Execution.StartTime is a datetime object
+#       (backend/execution_worker.py:75) serialised with isoformat().
+# AWS:  "2026-01-01T00:00:00.123Z" (ms precision, Z).  Matters when the value is stored and
+#       compared as a string (claimed_at < :cutoff).
+import datetime as _dt
+from moto.stepfunctions.parser.asl.component.state import state as _state_mod
+from moto.stepfunctions.parser.asl.eval.states import StateData as _StateData
+from moto.stepfunctions.parser.backend import execution_worker as _ew
+
+
+def aws_ts(value) -> str:
+    d = value if isinstance(value, _dt.datetime) else _dt.datetime.fromisoformat(value)
+    d = d.astimezone(_dt.timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
+
+
+def _state_data(EnteredTime, Name, **kw):
+    return _StateData(EnteredTime=aws_ts(EnteredTime), Name=Name, **kw)
+
+
+_orig_get_env = _ew.ExecutionWorker._get_evaluation_environment
+
+
+def _get_env(self):
+    env = _orig_get_env(self)
+    ex = env.states.context_object.context_object_data["Execution"]
+    ex["StartTime"] = aws_ts(ex["StartTime"])
+    return env
+
+
+# ---------------------------------------------------------------- 6. aws-sdk error names
+# moto 5.2.1 service/state_task_service_aws_sdk.py:34 only maps dynamodb/sfn; S3 errors come out
+# as "s3.NoSuchKeyException" while AWS documents PascalCase "S3.<Error>Exception".
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
+    state_task_service_aws_sdk as _sdk,
+)
+_SDK_NAMES = {"s3": "S3"}
+
+
+# ---------------------------------------------------------------- 7. FailureEventException / NoSuchJsonPath pass-through
+# Several service integrations override _from_error and only special-case ClientError
+# (e.g. service/state_task_service_dynamodb.py:99-129 maps everything else to
+# "DynamoDB.AmazonDynamoDBException"). A FailureEventException raised inside the task - a mocked
+# Throw from a MockConfigFile (state_task/mock_eval_utils.py:20-33) - loses its Error/Cause.
+# ExecutionState._from_error (state/exec/execute_state.py:133-135) already passes it through.
+from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+    FailureEventException as _FEE,
+)
+from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
+    state_task_service as _sts,
+)
+import importlib as _il
+import pkgutil as _pkg
+from moto.stepfunctions.parser.asl.component.state.exec.state_task import service as _svc_pkg
+
+_patched_from_error: dict = {}
+
+
+def _all_service_classes():
+    for m in _pkg.iter_modules(_svc_pkg.__path__):
+        _il.import_module(f"{_svc_pkg.__name__}.{m.name}")
+    todo, seen = [_sts.StateTaskService], set()
+    while todo:
+        k = todo.pop()
+        for sub in k.__subclasses__():
+            if sub not in seen:
+                seen.add(sub); todo.append(sub)
+    return seen
+
+
+from moto.stepfunctions.parser.asl.utils.json_path import NoSuchJsonPathError as _NoPath
+
+
+def _wrap_from_error(orig):
+    def _from_error(self, env, ex):
+        if isinstance(ex, _FEE):
+            return ex.failure_event
+        if isinstance(ex, _NoPath):
+            # AWS: missing JSONPath in Parameters = States.Runtime, not catchable -> execution fails.
+            # Re-raising lets BaseState._eval_body (state/state.py:235-252) build that failure.
+            raise ex
+        return orig(self, env, ex)
+    return _from_error
+
+
+# ---------------------------------------------------------------- 8. CloudFormation state machines
+# moto 5.2.1 stepfunctions/models.py:271-286 StateMachine.create_from_cloudformation_json
+#  - always writes into `stepfunctions_backends` (the non-executing backend), while the API with
+#    execute_state_machine=True reads `stepfunctions_parser_backends` (stepfunctions/responses.py:14-17)
+#    -> a CFN-created state machine is invisible (StateMachineDoesNotExist);
+#  - reads only DefinitionString: `Definition` (object) and DefinitionSubstitutions are ignored.
+import re as _re
+from moto.stepfunctions import models as _sfn_models
+from moto.stepfunctions import responses as _sfn_responses
+from moto.core.common_models import CloudFormationModel as _CFM  # noqa
+
+_orig_cfn_create = _sfn_models.StateMachine.__dict__["create_from_cloudformation_json"]
+_orig_cfn_delete = _sfn_models.StateMachine.__dict__["delete_from_cloudformation_json"]
+
+
+def _cfn_create(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs):
+    props = cloudformation_json["Properties"]
+    name = props.get("StateMachineName", resource_name)
+    definition = props.get("DefinitionString")
+    if definition is None and "Definition" in props:
+        definition = json.dumps(props["Definition"])
+    for key, value in (props.get("DefinitionSubstitutions") or {}).items():
+        definition = definition.replace("${%s}" % key, str(value))
+    leftover = _re.findall(r"\$\{[A-Za-z0-9_]+\}", definition or "")
+    if leftover:  # CloudFormation fails the resource in this case
+        raise ValueError(f"Unresolved DefinitionSubstitutions {leftover} in state machine {name}")
+    backend = _sfn_responses.get_backend(account_id, region_name)
+    tags = _sfn_models.cfn_to_api_tags(props.get("Tags", []))
+    return backend.create_state_machine(name, definition, props.get("RoleArn", ""), tags=tags)
+
+
+def _cfn_delete(cls, resource_name, cloudformation_json, account_id, region_name):
+    _sfn_responses.get_backend(account_id, region_name).delete_state_machine(resource_name)
+
+
+# ---------------------------------------------------------------- install
+def install():
+    _sfn_models.StateMachine.create_from_cloudformation_json = classmethod(_cfn_create)
+    _sfn_models.StateMachine.delete_from_cloudformation_json = classmethod(_cfn_delete)
+    for k in _all_service_classes():
+        if "_from_error" in k.__dict__ and k not in _patched_from_error:
+            _patched_from_error[k] = k.__dict__["_from_error"]
+            k._from_error = _wrap_from_error(k.__dict__["_from_error"])
+    _sdk._SERVICE_ERROR_NAMES.update(_SDK_NAMES)
+    _state_mod.StateData = _state_data
+    _ew.ExecutionWorker._get_evaluation_environment = _get_env
+    LambdaSimpleBackend.invoke = _invoke
+    jitter_strategy_decl.JitterStrategyDecl._eval_body = _jitter_eval
+    wait_function.WaitFunction._wait_interval = _wait_interval
+    sfn_parser_models.StepFunctionsParserBackend.start_execution = _start_execution
+    sfn_execution.Execution._get_start_execution_worker = _get_worker
+
+
+def uninstall():
+    _sfn_models.StateMachine.create_from_cloudformation_json = _orig_cfn_create
+    _sfn_models.StateMachine.delete_from_cloudformation_json = _orig_cfn_delete
+    for k, f in _patched_from_error.items():
+        k._from_error = f
+    _patched_from_error.clear()
+    for k in _SDK_NAMES:
+        _sdk._SERVICE_ERROR_NAMES.pop(k, None)
+    _state_mod.StateData = _StateData
+    _ew.ExecutionWorker._get_evaluation_environment = _orig_get_env
+    LambdaSimpleBackend.invoke = _orig_invoke
+    jitter_strategy_decl.JitterStrategyDecl._eval_body = _orig_jitter_eval
+    wait_function.WaitFunction._wait_interval = _orig_wait_interval
+    sfn_parser_models.StepFunctionsParserBackend.start_execution = _orig_start_execution
+    sfn_execution.Execution._get_start_execution_worker = _orig_get_worker
+
+
+def reset():
+    HANDLERS.clear(); INVOCATIONS.clear(); RETRY_SLEEPS.clear(); WAITS.clear(); FAULTS.clear()
