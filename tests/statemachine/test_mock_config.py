@@ -58,7 +58,9 @@ INPUT = {
 
 def run_case(sfn: Any, state_machine_arn: str, case: str) -> tuple[dict[str, Any], list[str]]:
     arn = sfn.start_execution(
-        stateMachineArn=f"{state_machine_arn}#{case}", name=uuid.uuid4().hex, input=json.dumps(INPUT)
+        stateMachineArn=f"{state_machine_arn}#{case}",
+        name=uuid.uuid4().hex,
+        input=json.dumps(INPUT),
     )["executionArn"]
     described = wait_for(
         lambda: (d := sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d,
@@ -66,7 +68,9 @@ def run_case(sfn: Any, state_machine_arn: str, case: str) -> tuple[dict[str, Any
         what=f"mocked test case {case}",
     )
     events = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
-    path = [e["stateEnteredEventDetails"]["name"] for e in events if e["type"].endswith("StateEntered")]
+    path = [
+        e["stateEnteredEventDetails"]["name"] for e in events if e["type"].endswith("StateEntered")
+    ]
     return described, path
 
 
@@ -100,9 +104,9 @@ def moto_sfn() -> Iterator[tuple[Any, str]]:
             iam = boto3.client("iam", region_name=REGION)
             role = iam.create_role(RoleName="sfn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
             sfn = boto3.client("stepfunctions", region_name=REGION)
-            arn = sfn.create_state_machine(name=STATE_MACHINE, definition=definition(), roleArn=role)[
-                "stateMachineArn"
-            ]
+            arn = sfn.create_state_machine(
+                name=STATE_MACHINE, definition=definition(), roleArn=role
+            )["stateMachineArn"]
             yield sfn, arn
     finally:
         engine.MOCK_CONFIG = None
@@ -124,15 +128,21 @@ def test_mocked_path_on_moto(moto_sfn: tuple[Any, str], case: str) -> None:
 ENDPOINT = os.environ.get("SFN_MOCK_ENDPOINT")
 
 
-@pytest.mark.skipif(not ENDPOINT, reason="set SFN_MOCK_ENDPOINT to run against Step Functions Local")
+@pytest.mark.skipif(
+    not ENDPOINT, reason="set SFN_MOCK_ENDPOINT to run against Step Functions Local"
+)
 @pytest.mark.parametrize("case", sorted(EXPECTED))
 def test_mocked_path_on_external_endpoint(case: str) -> None:
     sfn = boto3.client("stepfunctions", endpoint_url=ENDPOINT, region_name=REGION)
     name = f"{STATE_MACHINE}"
     existing = [m for m in sfn.list_state_machines()["stateMachines"] if m["name"] == name]
-    arn = existing[0]["stateMachineArn"] if existing else sfn.create_state_machine(
-        name=name, definition=definition(), roleArn=f"arn:aws:iam::{ACCOUNT}:role/DummyRole"
-    )["stateMachineArn"]
+    arn = (
+        existing[0]["stateMachineArn"]
+        if existing
+        else sfn.create_state_machine(
+            name=name, definition=definition(), roleArn=f"arn:aws:iam::{ACCOUNT}:role/DummyRole"
+        )["stateMachineArn"]
+    )
     started = time.monotonic()
     check(case, *run_case(sfn, arn, case))
     assert time.monotonic() - started < 120

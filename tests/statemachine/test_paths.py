@@ -122,14 +122,16 @@ def test_transient_error_then_success_takes_the_retry_path(pipeline: Pipeline) -
 
 
 def test_transient_errors_exhausted_mark_failed_retryable(pipeline: Pipeline) -> None:
+    # 1 attempt + 3 retries, all failing: the retries are exhausted.
     engine.FAULTS.fail(
-        pipeline.functions["ProcessFunction"], StorageUnavailableError("S3 SlowDown"), times=10
+        pipeline.functions["ProcessFunction"], StorageUnavailableError("S3 SlowDown"), times=4
     )
     version, run = pipeline.ingest(KEY, GOOD)
 
     assert run.status == "FAILED"
     assert run.error == "StorageUnavailableError"
-    assert run.path == HAPPY[:2] + [
+    assert run.path == [
+        *HAPPY[:2],
         "DescribeTransientFailure",
         "RecordRetryableFailure",
         "FailExecution",
@@ -159,7 +161,8 @@ def test_configuration_error_escalates_to_operations(pipeline: Pipeline) -> None
     assert run.status == "FAILED"
     assert run.error == "AccessDeniedError"
     assert "ACCESS_DENIED" in (run.cause or "")
-    assert run.path == HAPPY[:2] + [
+    assert run.path == [
+        *HAPPY[:2],
         "DescribeConfigurationFailure",
         "RecordConfigurationFailure",
         "NotifyOperations",
@@ -210,7 +213,8 @@ def test_error_our_code_did_not_raise_goes_through_classify(pipeline: Pipeline) 
 
     assert run.status == "FAILED"
     assert run.error == "Lambda.ResourceNotFoundException"
-    assert run.path == HAPPY[:2] + [
+    assert run.path == [
+        *HAPPY[:2],
         "ClassifyError",
         "RouteByErrorClass",
         "RecordConfigurationFailure",
@@ -238,7 +242,8 @@ def test_bad_data_is_quarantined_and_reported(
     assert run.status == "FAILED"
     assert run.error == error
     assert code in (run.cause or "")
-    assert run.path == HAPPY[:2] + [
+    assert run.path == [
+        *HAPPY[:2],
         "QuarantineObject",
         "RecordRejection",
         "NotifyDataQuality",
@@ -299,7 +304,7 @@ def test_stale_execution_is_fenced_off(pipeline: Pipeline) -> None:
     assert takeover.status == "SUCCEEDED" and takeover.path == HAPPY
     assert fenced.status == "FAILED"
     assert fenced.error == "ClaimLost"
-    assert fenced.path == HAPPY + ["FailClaimLost"]
+    assert fenced.path == [*HAPPY, "FailClaimLost"]
     record = pipeline.record(KEY, version)
     assert record is not None
     assert (record["status"], record["execution_arn"], record["attempt"]) == (

@@ -16,9 +16,7 @@ EXEC = "arn:aws:states:eu-west-1:123456789012:execution:Pipeline:abc"
 
 
 def lambda_cause(exc: Exception) -> str:
-    return json.dumps(
-        {"errorMessage": str(exc), "errorType": type(exc).__name__, "stackTrace": []}
-    )
+    return json.dumps({"errorMessage": str(exc), "errorType": type(exc).__name__, "stackTrace": []})
 
 
 def test_report_for_bad_data_names_line_code_and_action() -> None:

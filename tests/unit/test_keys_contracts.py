@@ -19,8 +19,12 @@ pytestmark = pytest.mark.unit
             "processed/orders/2026/11/my file+1%.jsonl",
             "quarantine/orders/2026/11/my file+1%.CSV",
         ),
-        ("incoming/orders/d\u00e9j\u00e0 vu.txt", "orders", "processed/orders/d\u00e9j\u00e0 vu.txt.jsonl",
-         "quarantine/orders/d\u00e9j\u00e0 vu.txt"),
+        (
+            "incoming/orders/d\u00e9j\u00e0 vu.txt",
+            "orders",
+            "processed/orders/d\u00e9j\u00e0 vu.txt.jsonl",
+            "quarantine/orders/d\u00e9j\u00e0 vu.txt",
+        ),
     ],
 )
 def test_key_mapping(key: str, dataset: str, output: str, quarantine: str) -> None:
@@ -29,7 +33,9 @@ def test_key_mapping(key: str, dataset: str, output: str, quarantine: str) -> No
     assert keys.quarantine_key(key) == quarantine
 
 
-@pytest.mark.parametrize("key", ["incoming/a.csv", "incoming/", "other/orders/a.csv", "incoming//a.csv"])
+@pytest.mark.parametrize(
+    "key", ["incoming/a.csv", "incoming/", "other/orders/a.csv", "incoming//a.csv"]
+)
 def test_keys_without_a_dataset_are_data_errors(key: str) -> None:
     with pytest.raises(UnknownDatasetError):
         keys.dataset_of(key)

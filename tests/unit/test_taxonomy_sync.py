@@ -43,7 +43,8 @@ def test_every_exception_class_belongs_to_exactly_one_family() -> None:
     declared = {
         name
         for name, obj in vars(errors).items()
-        if isinstance(obj, type) and issubclass(obj, errors.PipelineError)
+        if isinstance(obj, type)
+        and issubclass(obj, errors.PipelineError)
         and obj is not errors.PipelineError
     }
     families = [set(error_names(c)) for c in ErrorClass]

@@ -42,7 +42,13 @@ TRANSFER_CONFIG = TransferConfig(
 )
 
 _NOT_FOUND = {"NoSuchKey", "NoSuchVersion", "404", "NotFound"}
-_DENIED = {"AccessDenied", "403", "AllAccessDisabled", "InvalidAccessKeyId", "SignatureDoesNotMatch"}
+_DENIED = {
+    "AccessDenied",
+    "403",
+    "AllAccessDisabled",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+}
 _MISSING = {"NoSuchBucket"}
 _TRANSIENT = {
     "SlowDown",
@@ -170,8 +176,7 @@ def open_object(bucket: str, key: str, version_id: str | None) -> OpenedObject:
             size=int(response.get("ContentLength", 0)),
             body=body,
         )
-    assert last is not None
-    raise last
+    raise last if last is not None else ObjectNotFoundError(f"s3://{bucket}/{key}")
 
 
 def upload_stream(

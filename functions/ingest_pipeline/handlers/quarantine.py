@@ -65,4 +65,3 @@ def quarantine(request: FailureRequest, settings: Settings, now: datetime) -> di
         return report
     s3.put_json(obj.bucket, f"{dest}.reason.json", report["message"])
     return report
-

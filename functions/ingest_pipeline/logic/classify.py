@@ -45,7 +45,9 @@ RULES: tuple[Rule, ...] = (
     Rule("*InternalError", ErrorClass.TRANSIENT, "service error"),
     Rule("*ServiceUnavailable*", ErrorClass.TRANSIENT, "service unavailable"),
     # The deployment is wrong: permissions, missing resources, broken code or wiring.
-    Rule("States.Permissions", ErrorClass.CONFIGURATION, "the state machine role lacks a permission"),
+    Rule(
+        "States.Permissions", ErrorClass.CONFIGURATION, "the state machine role lacks a permission"
+    ),
     Rule("*AccessDenied*", ErrorClass.CONFIGURATION, "access denied"),
     Rule("*NotAuthorized*", ErrorClass.CONFIGURATION, "not authorized"),
     Rule("*ResourceNotFoundException", ErrorClass.CONFIGURATION, "a resource does not exist"),
@@ -56,7 +58,9 @@ RULES: tuple[Rule, ...] = (
     Rule("States.DataLimitExceeded", ErrorClass.CONFIGURATION, "a state exceeded 256 KB"),
     Rule("States.Runtime", ErrorClass.CONFIGURATION, "the workflow definition failed"),
     Rule("States.IntrinsicFailure", ErrorClass.CONFIGURATION, "the workflow definition failed"),
-    Rule("States.ResultPathMatchFailure", ErrorClass.CONFIGURATION, "the workflow definition failed"),
+    Rule(
+        "States.ResultPathMatchFailure", ErrorClass.CONFIGURATION, "the workflow definition failed"
+    ),
     Rule("States.ParameterPathFailure", ErrorClass.CONFIGURATION, "the workflow definition failed"),
     Rule("*ValidationException", ErrorClass.CONFIGURATION, "a request was invalid"),
     # A version that vanished before it was read is not worth retrying.

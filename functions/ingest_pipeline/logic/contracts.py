@@ -6,7 +6,6 @@ dataset, add a file. A file whose dataset has no contract is rejected as bad dat
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from datetime import date, datetime

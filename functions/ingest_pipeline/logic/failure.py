@@ -75,7 +75,10 @@ def suggested_action(
 ) -> str:
     if error_class is ErrorClass.PERMANENT:
         if code == "OBJECT_NOT_FOUND":
-            return "The object was deleted before it was processed: upload it again if it is still needed."
+            return (
+                "The object was deleted before it was processed: "
+                "upload it again if it is still needed."
+            )
         where = f" The rejected file is kept at {quarantine_key}." if quarantine_key else ""
         return (
             f"Fix the file as the cause says and upload the corrected file to {key} "
@@ -110,9 +113,7 @@ def build_report(
     code, line, text = error.code_and_line()
     now = now.astimezone(UTC)
     retryable = error_class is ErrorClass.TRANSIENT
-    retry_after = (
-        _iso(now + timedelta(seconds=policy.retry_delay(attempt))) if retryable else ""
-    )
+    retry_after = _iso(now + timedelta(seconds=policy.retry_delay(attempt))) if retryable else ""
     where = f" at line {line}" if line is not None else ""
     cause = f"{error.name} [{code}]{where}: {text}"[:MAX_CAUSE_CHARS]
     action = suggested_action(error_class, code, key, quarantine_key, retry_after)

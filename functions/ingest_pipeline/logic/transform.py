@@ -69,9 +69,7 @@ class _Lines:
             self.number += 1
             self._summary.bytes_in += len(raw)
             if len(raw) > self._limit and not raw.endswith(b"\n"):
-                raise LineTooLongError(
-                    f"line is longer than {self._limit} bytes", line=self.number
-                )
+                raise LineTooLongError(f"line is longer than {self._limit} bytes", line=self.number)
             if self.number == 1:
                 raw = raw.removeprefix(UTF8_BOM)
             try:

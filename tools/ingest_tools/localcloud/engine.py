@@ -51,6 +51,7 @@ Usage:
         ...
     H.uninstall()
 """
+
 from __future__ import annotations
 
 import json
@@ -59,16 +60,17 @@ import time
 import traceback
 import uuid
 from collections import defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
+from moto.stepfunctions.parser import models as sfn_parser_models
 from moto.stepfunctions.parser.asl.component.common.retry import jitter_strategy_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function import (
     wait_function,
 )
 from moto.stepfunctions.parser.backend import execution as sfn_execution
-from moto.stepfunctions.parser import models as sfn_parser_models
 from moto.stepfunctions.parser.mocking import mock_config
 
 # ---------------------------------------------------------------- 1. Lambda handlers
@@ -144,20 +146,26 @@ def _invoke(self, function_name, qualifier, body, headers, response_headers):
     except LambdaTimeout:
         rec["outcome"] = "Sandbox.Timedout"
         response_headers["x-amz-function-error"] = "Unhandled"
-        return json.dumps({
-            "errorType": "Sandbox.Timedout",
-            "errorMessage": f"RequestId: {ctx.aws_request_id} Error: Task timed out after "
-                            f"{ctx._timeout_ms / 1000:.2f} seconds",
-        }).encode()
+        return json.dumps(
+            {
+                "errorType": "Sandbox.Timedout",
+                "errorMessage": f"RequestId: {ctx.aws_request_id} Error: Task timed out after "
+                f"{ctx._timeout_ms / 1000:.2f} seconds",
+            }
+        ).encode()
     except Exception as e:  # function error, as the Python runtime reports it
         rec["outcome"] = type(e).__name__
         response_headers["x-amz-function-error"] = "Unhandled"
-        return json.dumps({
-            "errorMessage": str(e),
-            "errorType": type(e).__name__,
-            "requestId": ctx.aws_request_id,
-            "stackTrace": traceback.format_tb(e.__traceback__.tb_next),  # drop this hook's frame
-        }).encode()
+        return json.dumps(
+            {
+                "errorMessage": str(e),
+                "errorType": type(e).__name__,
+                "requestId": ctx.aws_request_id,
+                "stackTrace": traceback.format_tb(
+                    e.__traceback__.tb_next
+                ),  # drop this hook's frame
+            }
+        ).encode()
     rec["outcome"] = "ok"
     return json.dumps(result).encode()
 
@@ -167,7 +175,9 @@ class FunctionFault:
     """Replace one invocation of a function: raise ``error`` (as the runtime would report it),
     or call ``before`` (e.g. block on an event) and then run the real handler."""
 
-    def __init__(self, error: BaseException | None = None, before: Callable[[], None] | None = None):
+    def __init__(
+        self, error: BaseException | None = None, before: Callable[[], None] | None = None
+    ):
         self.error, self.before = error, before
 
     def as_handler(self, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -236,8 +246,11 @@ def _wait_interval(self, env, wait_seconds):
 
 # ---------------------------------------------------------------- 4. MockConfigFile
 import os as _os
+
 # parsed SFN Local MockConfigFile JSON; our own convention: path in $SFN_MOCK_CONFIG (moto reads no such variable)
-MOCK_CONFIG: dict | None = (json.load(open(_os.environ["SFN_MOCK_CONFIG"])) if _os.environ.get("SFN_MOCK_CONFIG") else None)
+MOCK_CONFIG: dict | None = (
+    json.load(open(_os.environ["SFN_MOCK_CONFIG"])) if _os.environ.get("SFN_MOCK_CONFIG") else None
+)
 _pending_mock = threading.local()
 _orig_start_execution = sfn_parser_models.StepFunctionsParserBackend.start_execution
 _orig_get_worker = sfn_execution.Execution._get_start_execution_worker
@@ -254,7 +267,9 @@ def build_mock_test_case(cfg: dict, sm_name: str, test_case: str) -> mock_config
                 responses.append(mock_config.MockedResponseReturn(start, end, spec["Return"]))
             else:
                 t = spec["Throw"]
-                responses.append(mock_config.MockedResponseThrow(start, end, t.get("Error"), t.get("Cause")))
+                responses.append(
+                    mock_config.MockedResponseThrow(start, end, t.get("Error"), t.get("Cause"))
+                )
         states.append(mock_config.StateMockedResponses(state_name, resp_name, responses))
     return mock_config.MockTestCase(sm_name, test_case, states)
 
@@ -289,6 +304,7 @@ def _get_worker(self):
 # AWS:  "2026-01-01T00:00:00.123Z" (ms precision, Z).  Matters when the value is stored and
 #       compared as a string (claimed_at < :cutoff).
 import datetime as _dt
+
 from moto.stepfunctions.parser.asl.component.state import state as _state_mod
 from moto.stepfunctions.parser.asl.eval.states import StateData as _StateData
 from moto.stepfunctions.parser.backend import execution_worker as _ew
@@ -296,7 +312,7 @@ from moto.stepfunctions.parser.backend import execution_worker as _ew
 
 def aws_ts(value) -> str:
     d = value if isinstance(value, _dt.datetime) else _dt.datetime.fromisoformat(value)
-    d = d.astimezone(_dt.timezone.utc)
+    d = d.astimezone(_dt.UTC)
     return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
 
 
@@ -320,6 +336,7 @@ def _get_env(self):
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
     state_task_service_aws_sdk as _sdk,
 )
+
 _SDK_NAMES = {"s3": "S3"}
 
 
@@ -329,15 +346,16 @@ _SDK_NAMES = {"s3": "S3"}
 # "DynamoDB.AmazonDynamoDBException"). A FailureEventException raised inside the task - a mocked
 # Throw from a MockConfigFile (state_task/mock_eval_utils.py:20-33) - loses its Error/Cause.
 # ExecutionState._from_error (state/exec/execute_state.py:133-135) already passes it through.
+import importlib as _il
+import pkgutil as _pkg
+
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
     FailureEventException as _FEE,
 )
+from moto.stepfunctions.parser.asl.component.state.exec.state_task import service as _svc_pkg
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
     state_task_service as _sts,
 )
-import importlib as _il
-import pkgutil as _pkg
-from moto.stepfunctions.parser.asl.component.state.exec.state_task import service as _svc_pkg
 
 _patched_from_error: dict = {}
 
@@ -350,7 +368,8 @@ def _all_service_classes():
         k = todo.pop()
         for sub in k.__subclasses__():
             if sub not in seen:
-                seen.add(sub); todo.append(sub)
+                seen.add(sub)
+                todo.append(sub)
     return seen
 
 
@@ -366,6 +385,7 @@ def _wrap_from_error(orig):
             # Re-raising lets BaseState._eval_body (state/state.py:235-252) build that failure.
             raise ex
         return orig(self, env, ex)
+
     return _from_error
 
 
@@ -376,9 +396,10 @@ def _wrap_from_error(orig):
 #    -> a CFN-created state machine is invisible (StateMachineDoesNotExist);
 #  - reads only DefinitionString: `Definition` (object) and DefinitionSubstitutions are ignored.
 import re as _re
+
+from moto.core.common_models import CloudFormationModel as _CFM  # noqa
 from moto.stepfunctions import models as _sfn_models
 from moto.stepfunctions import responses as _sfn_responses
-from moto.core.common_models import CloudFormationModel as _CFM  # noqa
 
 _orig_cfn_create = _sfn_models.StateMachine.__dict__["create_from_cloudformation_json"]
 _orig_cfn_delete = _sfn_models.StateMachine.__dict__["delete_from_cloudformation_json"]
@@ -391,7 +412,7 @@ def _cfn_create(cls, resource_name, cloudformation_json, account_id, region_name
     if definition is None and "Definition" in props:
         definition = json.dumps(props["Definition"])
     for key, value in (props.get("DefinitionSubstitutions") or {}).items():
-        definition = definition.replace("${%s}" % key, str(value))
+        definition = definition.replace(f"${{{key}}}", str(value))
     leftover = _re.findall(r"\$\{[A-Za-z0-9_]+\}", definition or "")
     if leftover:  # CloudFormation fails the resource in this case
         raise ValueError(f"Unresolved DefinitionSubstitutions {leftover} in state machine {name}")
@@ -440,4 +461,8 @@ def uninstall():
 
 
 def reset():
-    HANDLERS.clear(); INVOCATIONS.clear(); RETRY_SLEEPS.clear(); WAITS.clear(); FAULTS.clear()
+    HANDLERS.clear()
+    INVOCATIONS.clear()
+    RETRY_SLEEPS.clear()
+    WAITS.clear()
+    FAULTS.clear()
