@@ -203,7 +203,7 @@ class _NoIamManagedPolicies:
 def sam_transform(
     template: dict[str, Any], parameters: dict[str, str] | None = None, *, region: str
 ) -> dict[str, Any]:
-    """``AWS::Serverless-2016-10-31`` applied offline (same steps as samtranslator's transform())."""
+    """``AWS::Serverless-2016-10-31`` applied offline (the steps of samtranslator's transform)."""
     from samtranslator.parser.parser import Parser
     from samtranslator.translator.translator import Translator
     from samtranslator.utils.py27hash_fix import (
@@ -613,8 +613,8 @@ def _function_environment(configs: dict[str, dict[str, Any]]) -> dict[str, str]:
     owner: dict[str, str] = {}
     for logical_id, config in configs.items():
         variables = (config.get("Environment") or {}).get("Variables") or {}
-        for name, value in variables.items():
-            value = str(value)
+        for name, raw in variables.items():
+            value = str(raw)
             if name in merged and merged[name] != value:
                 raise StackDeployError(
                     f"environment variable {name} differs between functions: "
