@@ -6,6 +6,8 @@ POWERTOOLS_METRICS_NAMESPACE (set in template.yaml's Globals).
 
 from __future__ import annotations
 
+import os
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
 from ingest_pipeline.logic.keys import correlation_id
@@ -13,7 +15,8 @@ from ingest_pipeline.models import ObjectRef
 
 logger = Logger()
 tracer = Tracer()
-metrics = Metrics()
+# The template sets POWERTOOLS_METRICS_NAMESPACE; the default keeps direct invocations valid.
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "S3IngestPipeline"))
 
 
 def bind_object(obj: ObjectRef, execution_arn: str, attempt: int) -> None:
