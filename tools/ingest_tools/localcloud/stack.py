@@ -1,43 +1,52 @@
 """Deploy the real SAM template into moto through CloudFormation, the way ``sam deploy`` would.
 
-``deploy(template)`` expects to run inside ``moto.mock_aws(config=...)`` with
-``engine.install()`` active (engine.py puts CloudFormation state machines into the executing
-Step Functions backend and applies DefinitionSubstitutions). It:
+``deploy(template)`` runs inside ``moto.mock_aws(config=...)`` with ``engine.install()``
+active (engine.py puts CloudFormation state machines into the executing Step Functions
+backend and applies DefinitionSubstitutions). It:
 
 1. loads the template with CloudFormation short tags (samtranslator's YAML loader);
 2. makes it deployable without ``sam build``/``sam package``: every local ``CodeUri``
-   (Globals and functions) and layer ``ContentUri`` becomes an S3 location of a small
+   (Globals and functions) and layer ``ContentUri`` becomes the S3 location of a small
    placeholder zip uploaded into moto S3 (handlers run in-process, never from the zip), and
    every state machine ``DefinitionUri`` becomes an inline ``Definition``;
 3. runs the SAM transform offline (samtranslator, bundled managed-policy map, no AWS call);
-4. checks every resource type against what moto's CloudFormation can create, plus the
-   explicit shims below: anything else raises ``UnsupportedResourceError`` (moto would skip
-   it with a log line and report CREATE_COMPLETE);
+4. refuses, before creating anything, what moto would silently get wrong:
+   * a resource type moto's CloudFormation cannot create and no shim covers
+     (``UnsupportedResourceError``; moto itself logs a warning, skips the resource and
+     reports CREATE_COMPLETE);
+   * for the audited types in ``PROPERTY_SUPPORT``, a property that neither moto's model nor
+     this module applies and that is not listed as having no local effect
+     (``UnsupportedPropertyError``);
+   * an ``AWS::SSM::Parameter::Value<...>`` parameter whose SSM parameter does not exist in
+     moto (seed public ``/aws/service/...`` ones with ``put_public_parameter``);
 5. ``create_stack`` with the transformed template; a resource that fails is reported with its
-   logical id, type and reason (``StackDeployError``); checks CREATE_COMPLETE and that every
-   state machine is visible to ``DescribeStateMachine`` with no ``${...}`` left;
+   logical id, type and reason (``StackDeployError``). Properties moto's models ignore are
+   then applied: through the API for S3 (versioning, EventBridge notifications, public access
+   block, ownership, lifecycle) and DynamoDB (TTL, PITR); on moto's Lambda model for layers,
+   tracing, architectures and tags (its UpdateFunctionConfiguration ignores them). Checks
+   CREATE_COMPLETE and that every state machine is visible to ``DescribeStateMachine`` with
+   no ``${...}`` left;
 6. registers the functions' handlers in ``engine.HANDLERS`` (by physical function name) and
    puts the functions' resolved environment variables into ``os.environ`` (one process, so
    functions must agree on every variable; ``DeployedStack.restore_environment()`` undoes it).
 
-Shims (``SHIMS``) for resource types moto 5.2's CloudFormation does not create
-(checked against ``moto.cloudformation.parsing.get_model_map()``):
+Shims (``SHIMS``) for types moto 5.2's CloudFormation does not create (checked against
+``moto.cloudformation.parsing.get_model_map()``):
 
-* ``AWS::S3::BucketPolicy`` -> S3 PutBucketPolicy. moto enforces ``Principal: "*"``
-  statements but ignores their ``Condition``, so the usual ``DenyInsecureTransport``
-  statement would deny every object call. Conditions are evaluated here against the local
-  request context (``LOCAL_REQUEST_CONTEXT``: SDK calls are HTTPS); statements that cannot
-  apply are left out of the policy given to moto, the full document stays on the shim
-  (``document``); a condition that cannot be evaluated raises.
-* ``AWS::SQS::QueuePolicy`` -> SetQueueAttributes(Policy) on each queue (moto does not
-  enforce SQS policies).
+* ``AWS::S3::BucketPolicy`` -> PutBucketPolicy. moto enforces ``Principal: "*"`` statements
+  but ignores their ``Condition``, so the usual ``DenyInsecureTransport`` statement would deny
+  every object call. Conditions are evaluated here against the local request context
+  (``LOCAL_REQUEST_CONTEXT``: SDK calls are HTTPS); statements that cannot apply are left out
+  of the policy given to moto (the template's document stays on the shim as ``document``); a
+  condition that cannot be evaluated raises.
+* ``AWS::SQS::QueuePolicy`` -> SetQueueAttributes(Policy) (moto does not enforce it).
 * ``AWS::SNS::Subscription`` -> Subscribe (+ subscription attributes).
-* ``AWS::CloudWatch::Alarm`` -> PutMetricAlarm (single-metric alarms; ``Metrics`` raises).
+* ``AWS::CloudWatch::Alarm`` -> PutMetricAlarm (single-metric alarms).
 
-A shim raises on properties it does not handle rather than ignoring them.
-While ``create_stack`` runs, public Lambda layers (``PUBLIC_LAYER_ACCOUNTS``: the Powertools
+While ``create_stack`` runs, layer versions of ``PUBLIC_LAYER_ACCOUNTS`` (the Powertools
 layer account) resolve to a stand-in, since moto only knows layers published into it; any
-other unknown layer still fails as in moto.
+other unknown layer still fails as in moto. Not audited property by property (moto passes
+their properties through, or IAM is not enforced): SQS queues, SNS topics, IAM roles.
 """
 
 from __future__ import annotations
@@ -52,10 +61,11 @@ import re
 import sys
 import zipfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import boto3
 from botocore.exceptions import ClientError
@@ -63,6 +73,7 @@ from moto.awslambda.models import LambdaBackend
 from moto.cloudformation import models as cfn_models
 from moto.cloudformation import parsing as cfn_parsing
 from moto.cloudwatch.models import cloudwatch_backends
+from moto.core import DEFAULT_ACCOUNT_ID
 from moto.s3.models import s3_backends
 from moto.sns.models import sns_backends
 from moto.sqs.models import sqs_backends
@@ -72,19 +83,24 @@ from ingest_tools.localcloud import engine
 __all__ = [
     "CAPABILITIES",
     "LOCAL_REQUEST_CONTEXT",
+    "PROPERTY_SUPPORT",
     "PUBLIC_LAYER_ACCOUNTS",
     "SHIMS",
     "DeployedStack",
     "StackDeployError",
+    "UnsupportedPropertyError",
     "UnsupportedResourceError",
     "deploy",
     "load_template",
     "localize",
     "moto_supported_types",
+    "put_public_parameter",
     "sam_transform",
+    "unsupported_properties",
     "unsupported_resources",
 ]
 
+LOG = logging.getLogger(__name__)
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
 # Account that publishes the official Powertools for AWS Lambda layers.
 PUBLIC_LAYER_ACCOUNTS = frozenset({"017000801446"})
@@ -108,6 +124,18 @@ class UnsupportedResourceError(StackDeployError):
             f"moto's CloudFormation cannot create {len(resources)} resource(s): {listed}. "
             "Add a shim to ingest_tools.localcloud.stack.SHIMS or change the template; "
             "moto itself would skip them silently."
+        )
+
+
+class UnsupportedPropertyError(StackDeployError):
+    """Properties moto would ignore without a word (and nothing here applies)."""
+
+    def __init__(self, properties: dict[str, list[str]]) -> None:
+        self.properties = {lid: sorted(props) for lid, props in properties.items()}
+        listed = "; ".join(f"{lid}: {', '.join(p)}" for lid, p in sorted(self.properties.items()))
+        super().__init__(
+            f"moto would ignore these properties: {listed}. Apply them in "
+            "ingest_tools.localcloud.stack (PROPERTY_SUPPORT) or change the template."
         )
 
 
@@ -242,6 +270,275 @@ def unsupported_resources(template: dict[str, Any]) -> dict[str, str]:
     }
 
 
+class Support(NamedTuple):
+    moto: frozenset[str]  # applied by moto's CloudFormation model (read in moto 5.2.5)
+    applied: frozenset[str] = frozenset()  # applied here after creation (_APPLIERS)
+    inert: frozenset[str] = frozenset()  # accepted: nothing to emulate locally
+
+
+# Audited types only; properties outside moto | applied | inert raise UnsupportedPropertyError.
+PROPERTY_SUPPORT: dict[str, Support] = {
+    "AWS::S3::Bucket": Support(
+        moto=frozenset({"BucketName", "BucketEncryption", "Tags"}),
+        applied=frozenset({"VersioningConfiguration", "NotificationConfiguration",
+                           "PublicAccessBlockConfiguration", "OwnershipControls",
+                           "LifecycleConfiguration"}),
+    ),
+    "AWS::DynamoDB::Table": Support(
+        moto=frozenset({"TableName", "AttributeDefinitions", "KeySchema", "BillingMode",
+                        "GlobalSecondaryIndexes", "LocalSecondaryIndexes", "ProvisionedThroughput",
+                        "SSESpecification", "StreamSpecification", "Tags", "WarmThroughput",
+                        "DeletionProtectionEnabled"}),
+        applied=frozenset({"TimeToLiveSpecification", "PointInTimeRecoverySpecification"}),
+    ),
+    "AWS::Lambda::Function": Support(
+        moto=frozenset({"Code", "FunctionName", "Handler", "Role", "Runtime", "Description",
+                        "MemorySize", "Timeout", "VpcConfig", "Environment",
+                        "ReservedConcurrentExecutions"}),
+        applied=frozenset({"Layers", "TracingConfig", "Architectures", "EphemeralStorage", "Tags"}),
+        inert=frozenset({"LoggingConfig"}),  # handler logs go to the test process
+    ),
+    # created by engine.py's hook (StateMachineType: only STANDARD, checked below)
+    "AWS::StepFunctions::StateMachine": Support(
+        moto=frozenset({"StateMachineName", "DefinitionString", "Definition",
+                        "DefinitionSubstitutions", "RoleArn", "Tags", "StateMachineType"}),
+        inert=frozenset({"LoggingConfiguration", "TracingConfiguration"}),  # no CW Logs / X-Ray
+    ),
+    "AWS::Logs::LogGroup": Support(moto=frozenset({"LogGroupName", "RetentionInDays", "Tags"})),
+    "AWS::Events::Rule": Support(
+        moto=frozenset({"Name", "Description", "EventBusName", "EventPattern",
+                        "ScheduleExpression", "State", "Targets", "RoleArn", "Tags"}),
+    ),
+}  # fmt: skip
+
+
+def unsupported_properties(template: dict[str, Any]) -> dict[str, list[str]]:
+    """logical id -> properties that would be dropped silently (audited types and shims)."""
+    found: dict[str, list[str]] = {}
+    for logical_id, resource in (template.get("Resources") or {}).items():
+        rtype, props = resource.get("Type"), resource.get("Properties") or {}
+        if rtype in SHIMS:
+            known = SHIMS[rtype].PROPERTIES
+        elif rtype in PROPERTY_SUPPORT:
+            support = PROPERTY_SUPPORT[rtype]
+            known = support.moto | support.applied | support.inert
+        else:
+            continue
+        bad = [p for p in props if p not in known]
+        machine_type = props.get("StateMachineType", "STANDARD")
+        if rtype == "AWS::StepFunctions::StateMachine" and machine_type != "STANDARD":
+            bad.append(f"StateMachineType={machine_type} (only STANDARD runs locally)")
+        if bad:
+            found[logical_id] = bad
+    return found
+
+
+def _inert_properties(template: dict[str, Any]) -> list[str]:
+    return [
+        f"{logical_id}.{prop}"
+        for logical_id, resource in (template.get("Resources") or {}).items()
+        for prop in resource.get("Properties") or {}
+        if prop in PROPERTY_SUPPORT.get(resource.get("Type", ""), Support(frozenset())).inert
+    ]
+
+
+# ------------------------------------------------------------------ properties moto ignores
+def _bool(value: Any) -> bool:
+    return value if isinstance(value, bool) else str(value).lower() == "true"
+
+
+def _only(mapping: dict[str, Any], allowed: set[str], where: str) -> None:
+    extra = sorted(set(mapping) - allowed)
+    if extra:
+        raise StackDeployError(f"{where}: {', '.join(extra)} not applied locally")
+
+
+def _notification_configuration(cfg: dict[str, Any], where: str) -> dict[str, Any]:
+    """CloudFormation NotificationConfiguration -> PutBucketNotificationConfiguration shape."""
+    kinds = (
+        ("QueueConfigurations", "QueueConfigurations", "Queue", "QueueArn"),
+        ("TopicConfigurations", "TopicConfigurations", "Topic", "TopicArn"),
+        ("LambdaConfigurations", "LambdaFunctionConfigurations", "Function", "LambdaFunctionArn"),
+    )
+    _only(cfg, {k[0] for k in kinds} | {"EventBridgeConfiguration"}, where)
+    out: dict[str, Any] = {}
+    for cfn_key, api_key, cfn_arn, api_arn in kinds:
+        for item in cfg.get(cfn_key) or []:
+            entry: dict[str, Any] = {api_arn: item[cfn_arn], "Events": [item["Event"]]}
+            rules = ((item.get("Filter") or {}).get("S3Key") or {}).get("Rules")
+            if rules:
+                entry["Filter"] = {"Key": {"FilterRules": rules}}
+            out.setdefault(api_key, []).append(entry)
+    eventbridge = cfg.get("EventBridgeConfiguration")
+    if eventbridge is not None and _bool(eventbridge.get("EventBridgeEnabled", True)):
+        out["EventBridgeConfiguration"] = {}
+    return out
+
+
+_LIFECYCLE_KEYS = {
+    "Id", "Status", "Prefix", "ExpirationInDays", "ExpirationDate", "ExpiredObjectDeleteMarker",
+    "NoncurrentVersionExpiration", "NoncurrentVersionExpirationInDays",
+    "AbortIncompleteMultipartUpload",
+}  # fmt: skip
+
+
+def _lifecycle_rule(rule: dict[str, Any], where: str) -> dict[str, Any]:
+    """One CloudFormation lifecycle rule -> PutBucketLifecycleConfiguration shape."""
+    _only(rule, _LIFECYCLE_KEYS, where)
+    out: dict[str, Any] = {"Status": rule["Status"], "Filter": {}}
+    if "Id" in rule:
+        out["ID"] = rule["Id"]
+    if rule.get("Prefix"):
+        out["Filter"] = {"Prefix": rule["Prefix"]}
+    expiration: dict[str, Any] = {}
+    if "ExpirationInDays" in rule:
+        expiration["Days"] = int(rule["ExpirationInDays"])
+    if "ExpirationDate" in rule:
+        expiration["Date"] = rule["ExpirationDate"]
+    if "ExpiredObjectDeleteMarker" in rule:
+        expiration["ExpiredObjectDeleteMarker"] = _bool(rule["ExpiredObjectDeleteMarker"])
+    if expiration:
+        out["Expiration"] = expiration
+    noncurrent = dict(rule.get("NoncurrentVersionExpiration") or {})
+    if "NoncurrentVersionExpirationInDays" in rule:
+        noncurrent["NoncurrentDays"] = rule["NoncurrentVersionExpirationInDays"]
+    if noncurrent:
+        out["NoncurrentVersionExpiration"] = {k: int(v) for k, v in noncurrent.items()}
+    if "AbortIncompleteMultipartUpload" in rule:
+        days = rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"]
+        out["AbortIncompleteMultipartUpload"] = {"DaysAfterInitiation": int(days)}
+    return out
+
+
+def _apply_bucket(name: str, props: dict[str, Any], resource: Any, region: str) -> None:
+    s3 = boto3.client("s3", region_name=region)
+    if "VersioningConfiguration" in props:
+        status = props["VersioningConfiguration"]["Status"]
+        s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": status})
+    if "NotificationConfiguration" in props:
+        config = _notification_configuration(
+            props["NotificationConfiguration"], f"{name} NotificationConfiguration"
+        )
+        s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration=config)
+    if "PublicAccessBlockConfiguration" in props:
+        block = {k: _bool(v) for k, v in props["PublicAccessBlockConfiguration"].items()}
+        s3.put_public_access_block(Bucket=name, PublicAccessBlockConfiguration=block)
+    if "OwnershipControls" in props:
+        s3.put_bucket_ownership_controls(Bucket=name, OwnershipControls=props["OwnershipControls"])
+    if "LifecycleConfiguration" in props:
+        lifecycle = props["LifecycleConfiguration"]
+        _only(lifecycle, {"Rules"}, f"{name} LifecycleConfiguration")
+        rules = [_lifecycle_rule(r, f"{name} lifecycle rule") for r in lifecycle["Rules"]]
+        s3.put_bucket_lifecycle_configuration(Bucket=name, LifecycleConfiguration={"Rules": rules})
+
+
+def _apply_table(name: str, props: dict[str, Any], resource: Any, region: str) -> None:
+    ddb = boto3.client("dynamodb", region_name=region)
+    ttl = props.get("TimeToLiveSpecification")
+    if ttl and _bool(ttl.get("Enabled", False)):
+        ddb.update_time_to_live(
+            TableName=name,
+            TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
+        )
+    pitr = props.get("PointInTimeRecoverySpecification")
+    if pitr and _bool(pitr.get("PointInTimeRecoveryEnabled", False)):
+        spec: dict[str, Any] = {"PointInTimeRecoveryEnabled": True}
+        if "RecoveryPeriodInDays" in pitr:
+            spec["RecoveryPeriodInDays"] = int(pitr["RecoveryPeriodInDays"])
+        ddb.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification=spec)
+
+
+def _apply_function(name: str, props: dict[str, Any], fn: Any, region: str) -> None:
+    # moto's UpdateFunctionConfiguration ignores TracingConfig: set them on moto's model, as
+    # its own CreateFunction does from the same keys (awslambda/models.py LambdaFunction).
+    if "Layers" in props:
+        fn.layers = fn._get_layers_data(props["Layers"])  # public layers: stand-in (patches)
+    if "TracingConfig" in props:
+        fn.tracing_config = props["TracingConfig"]
+    if "Architectures" in props:
+        fn.architectures = props["Architectures"]
+    if "EphemeralStorage" in props:
+        fn.ephemeral_storage = int(props["EphemeralStorage"]["Size"])
+    if "Tags" in props:
+        fn.tags = {tag["Key"]: tag["Value"] for tag in props["Tags"]}
+
+
+_APPLIERS: dict[str, Callable[[str, dict[str, Any], Any, str], None]] = {
+    "AWS::S3::Bucket": _apply_bucket,
+    "AWS::DynamoDB::Table": _apply_table,
+    "AWS::Lambda::Function": _apply_function,
+}
+
+
+class _Created(NamedTuple):
+    logical_id: str
+    rtype: str
+    props: dict[str, Any]  # resolved (Ref, GetAtt, Sub ...)
+    resource: Any
+
+
+def _apply_ignored_properties(created: list[_Created], region: str) -> None:
+    for item in created:
+        support = PROPERTY_SUPPORT[item.rtype]
+        props = {k: v for k, v in item.props.items() if k in support.applied}
+        if not props:
+            continue
+        try:
+            _APPLIERS[item.rtype](item.resource.physical_resource_id, props, item.resource, region)
+        except StackDeployError:
+            raise
+        except Exception as exc:
+            raise StackDeployError(
+                f"{item.logical_id} ({item.rtype}): applying {', '.join(sorted(props))} failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+
+
+# ------------------------------------------------------------------ SSM parameters
+def put_public_parameter(
+    name: str, value: str, *, region: str, account_id: str = DEFAULT_ACCOUNT_ID
+) -> None:
+    """Seed a public SSM parameter (``/aws/service/...``) that AWS publishes and moto's API
+    refuses to write (reserved prefix), the way moto seeds its own public parameters."""
+    from moto.ssm.models import Parameter, ssm_backends
+
+    versions = ssm_backends[account_id][region]._parameters[name]
+    versions.append(
+        Parameter(
+            account_id=account_id,
+            name=name,
+            value=value,
+            parameter_type="String",
+            description=None,
+            allowed_pattern=None,
+            keyid=None,
+            last_modified_date=datetime.now(UTC),
+            version=len(versions) + 1,
+            data_type="text",
+        )
+    )
+
+
+def _check_ssm_parameters(
+    template: dict[str, Any], parameters: dict[str, str], region: str
+) -> None:
+    ssm = boto3.client("ssm", region_name=region)
+    missing = []
+    for key, spec in (template.get("Parameters") or {}).items():
+        if not str(spec.get("Type", "")).startswith("AWS::SSM::Parameter::"):
+            continue
+        name = parameters.get(key, spec.get("Default"))
+        try:
+            ssm.get_parameter(Name=name)
+        except ClientError:
+            missing.append(f"{key} -> {name}")
+    if missing:
+        raise StackDeployError(
+            f"SSM parameters not found in the local SSM: {', '.join(missing)}. AWS publishes "
+            "/aws/service/... parameters; seed them with stack.put_public_parameter()."
+        )
+
+
 # ------------------------------------------------------------------ shims
 class _Shim:
     """Duck-typed like moto's CloudFormationModel (not a subclass: moto's model map is built
@@ -276,14 +573,9 @@ class _Shim:
         region_name: str,
         **kwargs: Any,
     ) -> _Shim:
-        props = cloudformation_json.get("Properties") or {}
-        extra = sorted(set(props) - cls.PROPERTIES)
-        if extra:
-            raise StackDeployError(
-                f"{kwargs.get('LogicalId', resource_name)} ({cls.TYPE}): the local shim does not "
-                f"handle {', '.join(extra)}"
-            )
-        return cls.create(resource_name, props, account_id, region_name)
+        # unsupported_properties() has checked the property names against PROPERTIES
+        return cls.create(resource_name, cloudformation_json.get("Properties") or {}, account_id,
+                          region_name)  # fmt: skip
 
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
@@ -468,8 +760,9 @@ def _is_public_layer(arn: str) -> bool:
 
 
 @contextmanager
-def _moto_patches(failures: list[tuple[str, str, str]]) -> Iterator[None]:
-    """Shims, public layers and per-resource failure reports, only while create_stack runs."""
+def _moto_patches(failures: list[tuple[str, str, str]], created: list[_Created]) -> Iterator[None]:
+    """Shims, public layers, failure reports and the resolved properties of created resources,
+    only while the stack is being created."""
     orig_class_from_type = cfn_parsing.resource_class_from_type
     orig_create = cfn_parsing.parse_and_create_resource
     orig_layer = LambdaBackend.layers_versions_by_arn
@@ -478,13 +771,20 @@ def _moto_patches(failures: list[tuple[str, str, str]]) -> Iterator[None]:
     def class_from_type(resource_type: str) -> Any:
         return SHIMS.get(resource_type) or orig_class_from_type(resource_type)
 
-    def create(logical_id: str, resource_json: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+    def create(
+        logical_id: str, resource_json: dict[str, Any], resources_map: Any, *args: Any, **kw: Any
+    ) -> Any:
         try:
-            return orig_create(logical_id, resource_json, *args, **kwargs)
+            resource = orig_create(logical_id, resource_json, resources_map, *args, **kw)
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
             failures.append((logical_id, resource_json.get("Type", "?"), reason))
             raise
+        rtype = resource_json.get("Type", "")
+        if resource is not None and rtype in _APPLIERS:
+            props = cfn_parsing.clean_json(resource_json.get("Properties") or {}, resources_map)
+            created.append(_Created(logical_id, rtype, props, resource))
+        return resource
 
     def layer(self: LambdaBackend, layer_version_arn: str) -> Any:
         found = orig_layer(self, layer_version_arn)
@@ -529,11 +829,6 @@ def _placeholder_zip() -> bytes:
     return _PLACEHOLDER_ZIP
 
 
-def _artifact_bucket(stack_name: str) -> str:
-    name = re.sub(r"[^a-z0-9-]", "-", stack_name.lower())[:40].strip("-") or "stack"
-    return f"{name}-local-artifacts"
-
-
 class _MotoLogCapture(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -543,14 +838,17 @@ class _MotoLogCapture(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def _create_stack(cfn: Any, stack_name: str, body: str, parameters: dict[str, str]) -> None:
+def _create_stack(
+    cfn: Any, stack_name: str, body: str, parameters: dict[str, str], region: str
+) -> None:
     failures: list[tuple[str, str, str]] = []
+    created: list[_Created] = []
     moto_log = logging.getLogger("moto")
-    capture = _MotoLogCapture()
+    capture = _MotoLogCapture()  # e.g. a GetAtt moto cannot resolve: the property is dropped
     moto_log.addHandler(capture)
     error: Exception | None = None
     try:
-        with _moto_patches(failures):
+        with _moto_patches(failures, created):
             cfn.create_stack(
                 StackName=stack_name,
                 TemplateBody=body,
@@ -559,6 +857,9 @@ def _create_stack(cfn: Any, stack_name: str, body: str, parameters: dict[str, st
                 ],
                 Capabilities=CAPABILITIES,
             )
+            _apply_ignored_properties(created, region)
+    except StackDeployError:
+        raise
     except Exception as exc:  # moto raises from the failing resource instead of CREATE_FAILED
         error = exc
     finally:
@@ -567,13 +868,11 @@ def _create_stack(cfn: Any, stack_name: str, body: str, parameters: dict[str, st
     if error is None:
         status = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
     if error is not None or status != "CREATE_COMPLETE" or capture.messages:
-        lines = [
-            f"stack {stack_name}: "
-            + (f"{type(error).__name__}: {error}" if error else f"status {status}")
-        ]
+        head = f"{type(error).__name__}: {error}" if error else f"status {status}"
+        lines = [f"stack {stack_name}: {head}"]
         if failures:
-            first = failures[0]
-            lines.append(f"  failed resource: {first[0]} ({first[1]}): {first[2]}")
+            lid, rtype, reason = failures[0]
+            lines.append(f"  failed resource: {lid} ({rtype}): {reason}")
             lines += [f"  then: {lid} ({rtype}) failed" for lid, rtype, _ in failures[1:]]
         lines += [f"  moto: {message}" for message in capture.messages]
         raise StackDeployError("\n".join(lines)) from error
@@ -638,6 +937,81 @@ def _resolve_handler(handler: str, where: str) -> Callable[[Any, Any], Any]:
     return target  # type: ignore[no-any-return]
 
 
+class _Artifacts:
+    """Uploads a placeholder zip per local code directory into a stack artifact bucket."""
+
+    def __init__(self, stack_name: str, region: str) -> None:
+        self.s3 = boto3.client("s3", region_name=region)
+        self.bucket = re.sub(r"[^a-z0-9-]", "-", stack_name.lower())[:40].strip("-") or "stack"
+        self.bucket += "-local-artifacts"
+        self.prefix, self.region = stack_name, region
+        self.uploaded: dict[Path, dict[str, str]] = {}
+
+    def __call__(self, path: Path) -> dict[str, str]:
+        if path not in self.uploaded:
+            if not self.uploaded:
+                location = {"LocationConstraint": self.region}
+                extra = (
+                    {} if self.region == "us-east-1" else {"CreateBucketConfiguration": location}
+                )
+                with suppress(self.s3.exceptions.BucketAlreadyOwnedByYou):
+                    self.s3.create_bucket(Bucket=self.bucket, **extra)
+            key = f"{self.prefix}/{len(self.uploaded)}-{path.name or 'code'}.zip"
+            self.s3.put_object(Bucket=self.bucket, Key=key, Body=_placeholder_zip())
+            self.uploaded[path] = {"Bucket": self.bucket, "Key": key}
+        return self.uploaded[path]
+
+
+def _prepare(
+    template: Path, parameters: dict[str, str], upload: _Artifacts
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Localized, transformed and checked: what create_stack receives."""
+    source, code_dirs = localize(load_template(template), template.parent, upload)
+    try:
+        transformed = sam_transform(source, parameters, region=upload.region)
+    except Exception as exc:  # samtranslator's InvalidDocumentException lists every problem
+        raise StackDeployError(f"SAM transform of {template.name} failed: {exc}") from exc
+    unsupported = unsupported_resources(transformed)
+    if unsupported:
+        raise UnsupportedResourceError(unsupported)
+    dropped = unsupported_properties(transformed)
+    if dropped:
+        raise UnsupportedPropertyError(dropped)
+    inert = _inert_properties(transformed)
+    if inert:
+        LOG.info("no local effect (accepted): %s", ", ".join(inert))
+    _check_ssm_parameters(transformed, parameters, upload.region)
+    return transformed, code_dirs
+
+
+def _register_handlers(
+    functions: dict[str, str], code_dirs: dict[str, Path], region: str
+) -> tuple[dict[str, str], dict[str, str | None]]:
+    """engine.HANDLERS[physical name] = the imported Handler; the functions' environment
+    into os.environ first (handlers read it at import). Returns (environment, previous)."""
+    lambda_client = boto3.client("lambda", region_name=region)
+    configs = {
+        lid: lambda_client.get_function_configuration(FunctionName=name)
+        for lid, name in functions.items()
+    }
+    environment = _function_environment(configs)
+    previous = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
+    for path in dict.fromkeys(str(p) for p in code_dirs.values()):
+        if path not in sys.path:
+            sys.path.insert(0, path)  # the code directory is /var/task, first on Lambda's path
+    try:
+        for lid, name in functions.items():
+            runtime = str(configs[lid].get("Runtime", ""))
+            if not runtime.startswith("python"):
+                raise StackDeployError(f"{lid}: runtime {runtime} cannot run in-process")
+            engine.HANDLERS[name] = _resolve_handler(configs[lid]["Handler"], lid)
+    except BaseException:
+        DeployedStack("", region, {}, {}, {}, {}, previous).restore_environment()
+        raise
+    return environment, previous
+
+
 def deploy(
     template: Path,
     *,
@@ -649,72 +1023,21 @@ def deploy(
     template = Path(template).resolve()
     parameters = dict(parameters or {})
     # boto3's default session: its loader caches service models (a new Session costs ~0.3 s).
-    s3 = boto3.client("s3", region_name=region)
     cfn = boto3.client("cloudformation", region_name=region)
+    transformed, code_dirs = _prepare(template, parameters, _Artifacts(stack_name, region))
 
-    bucket = _artifact_bucket(stack_name)
-    uploaded: dict[Path, dict[str, str]] = {}
-
-    def upload(path: Path) -> dict[str, str]:
-        if path not in uploaded:
-            if not uploaded:
-                try:
-                    config = (
-                        {}
-                        if region == "us-east-1"
-                        else {"CreateBucketConfiguration": {"LocationConstraint": region}}
-                    )
-                    s3.create_bucket(Bucket=bucket, **config)
-                except s3.exceptions.BucketAlreadyOwnedByYou:
-                    pass
-            key = f"{stack_name}/{len(uploaded)}-{path.name or 'code'}.zip"
-            s3.put_object(Bucket=bucket, Key=key, Body=_placeholder_zip())
-            uploaded[path] = {"Bucket": bucket, "Key": key}
-        return uploaded[path]
-
-    source, code_dirs = localize(load_template(template), template.parent, upload)
-    try:
-        transformed = sam_transform(source, parameters, region=region)
-    except Exception as exc:  # samtranslator's InvalidDocumentException lists every problem
-        raise StackDeployError(f"SAM transform of {template.name} failed: {exc}") from exc
-    unsupported = unsupported_resources(transformed)
-    if unsupported:
-        raise UnsupportedResourceError(unsupported)
-
-    _create_stack(cfn, stack_name, json.dumps(transformed), parameters)
+    _create_stack(cfn, stack_name, json.dumps(transformed), parameters, region)
 
     described = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
     outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
     missing = sorted(set(transformed.get("Outputs") or {}) - set(outputs))
-    resources, types = _physical_resources(cfn, stack_name)
     if missing:
-        raise StackDeployError(
-            f"stack {stack_name}: outputs not resolved by moto: {', '.join(missing)}"
-        )
+        raise StackDeployError(f"stack {stack_name}: outputs moto left unresolved: {missing}")
+    resources, types = _physical_resources(cfn, stack_name)
     _check_state_machines(boto3.client("stepfunctions", region_name=region), resources, types)
 
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
-    lambda_client = boto3.client("lambda", region_name=region)
-    configs = {
-        lid: lambda_client.get_function_configuration(FunctionName=name)
-        for lid, name in functions.items()
-    }
-    environment = _function_environment(configs)
-    previous = {name: os.environ.get(name) for name in environment}
-    os.environ.update(environment)  # before importing handlers: they read it at import time
-    for path in {str(p) for p in code_dirs.values()}:
-        if path not in sys.path:
-            sys.path.insert(0, path)  # the code directory is /var/task, first on Lambda's path
-    try:
-        for lid, name in functions.items():
-            if not str(configs[lid].get("Runtime", "")).startswith("python"):
-                raise StackDeployError(
-                    f"{lid}: runtime {configs[lid].get('Runtime')} cannot run in-process"
-                )
-            engine.HANDLERS[name] = _resolve_handler(configs[lid]["Handler"], lid)
-    except BaseException:
-        DeployedStack(stack_name, region, {}, {}, {}, {}, previous).restore_environment()
-        raise
+    environment, previous = _register_handlers(functions, code_dirs, region)
     return DeployedStack(
         stack_name=stack_name,
         region=region,
