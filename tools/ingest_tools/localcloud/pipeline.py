@@ -17,7 +17,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from moto import mock_aws
 
 from ingest_tools.localcloud import engine
-from ingest_tools.localcloud.stack import DeployedStack, deploy
+from ingest_tools.localcloud.stack import DeployedStack, deploy, put_public_parameter
 from ingest_tools.localcloud.transformer import apply_input_transformer
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -219,37 +219,7 @@ POWERTOOLS_LAYER = (
 )
 
 
-def _publish_public_parameters() -> None:
-    """The public SSM parameters the template resolves. AWS publishes them under the reserved
-    ``/aws/service`` tree, which moto's API refuses to write: seed its backend the way moto
-    seeds its own public parameters."""
-    from datetime import UTC, datetime
-
-    from moto.core import DEFAULT_ACCOUNT_ID
-    from moto.ssm.models import Parameter, ssm_backends
-
-    name = "/aws/service/powertools/python/arm64/python3.13/3.37.0"
-    ssm_backends[DEFAULT_ACCOUNT_ID][REGION]._parameters[name].append(
-        Parameter(
-            account_id=DEFAULT_ACCOUNT_ID,
-            name=name,
-            value=POWERTOOLS_LAYER,
-            parameter_type="String",
-            description="Powertools for AWS Lambda (Python) layer ARN",
-            allowed_pattern=None,
-            keyid=None,
-            last_modified_date=datetime.now(UTC),
-            version=1,
-            data_type="text",
-        )
-    )
-
-
-def _apply_bucket_settings(stack: DeployedStack) -> None:
-    """moto's CloudFormation ignores a bucket's VersioningConfiguration: apply it as AWS would."""
-    s3 = boto3.client("s3", region_name=REGION)
-    bucket = stack.outputs["IngestBucketName"]
-    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/arm64/python3.13/3.37.0"
 
 
 @contextmanager
@@ -263,10 +233,12 @@ def local_pipeline(template: Path = TEMPLATE) -> Iterator[Pipeline]:
     try:
         with mock_aws(config=MOTO_CONFIG):
             s3_client.cache_clear()  # a client bound to this mock
-            _publish_public_parameters()
+            put_public_parameter(POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_LAYER, region=REGION)
             stack = deploy(template, region=REGION)
-            _apply_bucket_settings(stack)
-            yield Pipeline(stack)
+            try:
+                yield Pipeline(stack)
+            finally:
+                stack.restore_environment()
     finally:
         engine.uninstall()
         engine.reset()
