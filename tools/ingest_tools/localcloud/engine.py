@@ -191,33 +191,226 @@ class FunctionFault:
         return faulty
 
 
+class OperationFault:
+    """Answer ``times`` calls of one AWS operation with an error (as the service would)."""
+
+    def __init__(self, code: str, message: str, status: int, times: int) -> None:
+        self.code, self.message, self.status, self.remaining = code, message, status, times
+
+
+# HTTP status AWS answers with for the error codes a fault is likely to name.
+ERROR_STATUS = {
+    "ThrottlingException": 400,
+    "Throttling": 400,
+    "ProvisionedThroughputExceededException": 400,
+    "RequestLimitExceeded": 400,
+    "TooManyRequestsException": 429,
+    "SlowDown": 503,
+    "ServiceUnavailable": 503,
+    "InternalError": 500,
+    "InternalFailure": 500,
+    "InternalServerError": 500,
+    "ServiceException": 500,
+    "AccessDenied": 403,
+    "AccessDeniedException": 400,
+    "NoSuchKey": 404,
+    "NoSuchBucket": 404,
+    "ResourceNotFoundException": 400,
+}
+
+
+def named_error(type_name: str, message: str = "") -> Exception:
+    """An exception whose class name is ``type_name`` (what the Python runtime reports as
+    ``errorType``); a name from the project's taxonomy gives that class itself."""
+    from ingest_pipeline import errors
+
+    known = getattr(errors, type_name, None)
+    if isinstance(known, type) and issubclass(known, Exception):
+        return known(message or type_name)
+    if type_name == "LambdaTimeout":
+        return LambdaTimeout()
+    return type(type_name, (Exception,), {})(message or type_name)
+
+
 class Faults:
-    """Faults keyed by function name and 1-based invocation number (thread-safe)."""
+    """Injected failures at the boundaries of the local cloud (thread-safe).
+
+    * functions: the Nth invocation of a function (by physical name) raises an error, times
+      out, or runs ``before`` first (to hold it);
+    * operations: ``(service, operation)`` answered with an error code N times (any caller:
+      handlers, the state machine's integrations, the AWS CLI through the server);
+    * deliveries: an EventBridge rule target delivery fails with an EventBridge error code;
+    * put-events entries: PutEvents entries rejected per entry (every Nth, or a ratio).
+    """
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._by_function: dict[str, dict[int, FunctionFault]] = defaultdict(dict)
+        self._operations: dict[tuple[str, str], list[OperationFault]] = defaultdict(list)
+        self._deliveries: list[dict[str, Any]] = []
+        self._entries: dict[str, Any] | None = None
+        self._entry_count = 0
 
+    # --- functions ------------------------------------------------------------------
     def fail(self, function: str, error: BaseException, *, times: int = 1, start: int = 1) -> None:
         """Make invocations ``start`` .. ``start + times - 1`` of ``function`` raise ``error``."""
-        for n in range(start, start + times):
-            self._by_function[function][n] = FunctionFault(error=error)
+        with self._lock:
+            for n in range(start, start + times):
+                self._by_function[function][n] = FunctionFault(error=error)
+
+    def timeout(self, function: str, *, times: int = 1, start: int = 1) -> None:
+        """Make those invocations run past the function's Timeout (``Sandbox.Timedout``)."""
+        self.fail(function, LambdaTimeout(), times=times, start=start)
 
     def hold(self, function: str, before: Callable[[], None], *, invocation: int = 1) -> None:
         """Run ``before`` (e.g. wait on a threading.Event) before that invocation's handler."""
-        self._by_function[function][invocation] = FunctionFault(before=before)
+        with self._lock:
+            self._by_function[function][invocation] = FunctionFault(before=before)
 
     def take(self, function: str, number: int) -> FunctionFault | None:
-        return self._by_function.get(function, {}).pop(number, None)
+        with self._lock:
+            return self._by_function.get(function, {}).pop(number, None)
+
+    # --- AWS operations -------------------------------------------------------------
+    def fail_operation(
+        self,
+        service: str,
+        operation: str,
+        code: str,
+        *,
+        times: int = 1,
+        message: str = "",
+        status: int | None = None,
+    ) -> None:
+        """Answer the next ``times`` calls of ``service`` ``operation`` (e.g. "dynamodb",
+        "UpdateItem") with error ``code``."""
+        fault = OperationFault(
+            code, message or f"Injected fault: {code}", status or ERROR_STATUS.get(code, 400), times
+        )
+        with self._lock:
+            self._operations[(service.lower(), operation)].append(fault)
+
+    def take_operation(self, service: str, operation: str) -> OperationFault | None:
+        key = (service.lower(), operation)
+        with self._lock:
+            queue = self._operations.get(key)
+            if not queue:
+                return None
+            fault = queue[0]
+            fault.remaining -= 1
+            if fault.remaining <= 0:
+                queue.pop(0)
+            return fault
+
+    # --- EventBridge deliveries -----------------------------------------------------
+    def fail_delivery(
+        self, code: str, *, times: int = 1, target: str = "", rule: str = "", message: str = ""
+    ) -> None:
+        """Make the next ``times`` deliveries (to ``target`` / of ``rule``, ARN substrings;
+        any when empty) fail with EventBridge error ``code`` (NO_PERMISSIONS, NO_RESOURCE,
+        THROTTLING, TIMEOUT, ...)."""
+        with self._lock:
+            self._deliveries.append(
+                {"code": code, "remaining": times, "target": target, "rule": rule,
+                 "message": message or f"Injected delivery failure: {code}"}
+            )
+
+    def take_delivery(self, rule_arn: str, target_arn: str) -> tuple[str, str] | None:
+        with self._lock:
+            for fault in self._deliveries:
+                if fault["target"] in target_arn and fault["rule"] in rule_arn:
+                    fault["remaining"] -= 1
+                    if fault["remaining"] <= 0:
+                        self._deliveries.remove(fault)
+                    return fault["code"], fault["message"]
+        return None
+
+    def fail_put_events_entries(
+        self, code: str = "InternalFailure", *, every: int = 0, ratio: float = 0.0, seed: int = 0
+    ) -> None:
+        """Reject PutEvents entries: every ``every``-th entry, or a ``ratio`` of them (seeded)."""
+        import random
+
+        with self._lock:
+            self._entries = {"code": code, "every": every, "ratio": ratio,
+                             "random": random.Random(seed)}
+            self._entry_count = 0
+
+    def take_entry(self) -> str | None:
+        with self._lock:
+            spec = self._entries
+            if spec is None:
+                return None
+            self._entry_count += 1
+            if spec["every"] and self._entry_count % spec["every"] == 0:
+                return str(spec["code"])
+            if spec["ratio"] and spec["random"].random() < spec["ratio"]:
+                return str(spec["code"])
+            return None
+
+    # --- as data (faults file / admin endpoint) -------------------------------------
+    def load(self, spec: dict[str, Any], functions: dict[str, str] | None = None) -> None:
+        """Add the faults described by ``spec`` (the faults-file format, see docs/local-cloud.md).
+        ``functions`` maps logical ids to physical names so a file can say "ProcessFunction"."""
+        functions = functions or {}
+        for f in spec.get("functions", []):
+            name = functions.get(f["function"], f["function"])
+            times, start = int(f.get("times", 1)), int(f.get("invocation", 1))
+            if f.get("timeout"):
+                self.timeout(name, times=times, start=start)
+            else:
+                self.fail(name, named_error(f["error"], f.get("message", "")), times=times, start=start)
+        for o in spec.get("operations", []):
+            self.fail_operation(o["service"], o["operation"], o["code"], times=int(o.get("times", 1)),
+                                message=o.get("message", ""), status=o.get("status"))
+        for d in spec.get("deliveries", []):
+            self.fail_delivery(d["code"], times=int(d.get("times", 1)), target=d.get("target", ""),
+                               rule=d.get("rule", ""), message=d.get("message", ""))
+        if "put_events_entries" in spec:
+            e = spec["put_events_entries"]
+            self.fail_put_events_entries(e.get("code", "InternalFailure"), every=int(e.get("every", 0)),
+                                         ratio=float(e.get("ratio", 0.0)), seed=int(e.get("seed", 0)))
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "functions": [
+                    {"function": fn, "invocation": n,
+                     "error": type(f.error).__name__ if f.error else None, "hold": f.before is not None}
+                    for fn, by_n in self._by_function.items() for n, f in sorted(by_n.items())
+                ],
+                "operations": [
+                    {"service": s, "operation": o, "code": f.code, "times": f.remaining}
+                    for (s, o), faults in self._operations.items() for f in faults
+                ],
+                "deliveries": [dict(d) for d in self._deliveries],
+                "put_events_entries": None if self._entries is None else
+                {k: v for k, v in self._entries.items() if k != "random"},
+            }
 
     def clear(self) -> None:
-        self._by_function.clear()
+        with self._lock:
+            self._by_function.clear()
+            self._operations.clear()
+            self._deliveries.clear()
+            self._entries = None
+            self._entry_count = 0
 
 
 FAULTS = Faults()
 
 
 # ---------------------------------------------------------------- 2. virtual backoff
-SLEEP_SCALE = 0.0
+SLEEP_SCALE = 0.0  # 0: virtual clock (no real sleeping); 1.0: real time; 0.01: 100x faster
+VIRTUAL_SLEPT = [0.0]  # total seconds slept on the engine clock outside the ASL (deliveries ...)
+
+
+def clock_sleep(seconds: float) -> None:
+    """Sleep ``seconds`` on the engine clock: recorded, and really slept times SLEEP_SCALE."""
+    with _LOCK:
+        VIRTUAL_SLEPT[0] += seconds
+    if SLEEP_SCALE and seconds > 0:
+        time.sleep(seconds * SLEEP_SCALE)
 RETRY_SLEEPS: dict[str, list[tuple[str, float]]] = defaultdict(list)  # exec arn -> [(state, s)]
 _orig_jitter_eval = jitter_strategy_decl.JitterStrategyDecl._eval_body
 
@@ -425,8 +618,169 @@ def _cfn_delete(cls, resource_name, cloudformation_json, account_id, region_name
     _sfn_responses.get_backend(account_id, region_name).delete_state_machine(resource_name)
 
 
+# ---------------------------------------------------------------- 9. parsed-definition cache
+# moto parses the definition with ANTLR on every StartExecution
+# (backend/execution_worker.py:60 _get_evaluation_entrypoint): ~40% of an execution's CPU.
+# The evaluation components keep per-execution state in env.heap/env.stack (keyed by each
+# component's heap_key), so one parsed program serves every execution of a definition. The
+# lazily assigned heap keys are fixed once, under the lock, before the program is shared.
+from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent as _EvalComponent
+from moto.stepfunctions.parser.asl.parse import asl_parser as _asl_parser
+
+_orig_parse = _asl_parser.AmazonStateLanguageParser.__dict__["parse"]
+_PARSED: dict[str, Any] = {}
+
+
+def _fix_heap_keys(root: Any) -> None:
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, _EvalComponent):
+            _ = obj.heap_key
+            todo.extend(vars(obj).values())
+        elif isinstance(obj, (list, tuple, set)):
+            todo.extend(obj)
+        elif isinstance(obj, dict):
+            todo.extend(obj.values())
+
+
+def _cached_parse(definition: str) -> Any:
+    with _LOCK:
+        parsed = _PARSED.get(definition)
+        if parsed is None:
+            parsed = _orig_parse.__func__(definition)
+            _fix_heap_keys(parsed[0])
+            _PARSED[definition] = parsed
+        return parsed
+
+
+# ---------------------------------------------------------------- 10. execution end notification
+# Waiting for an execution polls DescribeExecution otherwise; the worker reports its end to
+# BaseExecutionWorkerCommunication.terminated (backend/execution.py:90).
+_ENDED = threading.Condition()
+_orig_terminated = sfn_execution.BaseExecutionWorkerCommunication.terminated
+
+
+def _terminated(self: Any) -> None:
+    try:
+        _orig_terminated(self)
+    finally:
+        with _ENDED:
+            _ENDED.notify_all()
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float) -> Any:
+    """Block until ``predicate()`` is truthy, re-checking whenever an execution ends (and at
+    least every 50 ms for anything else); returns its value, or the falsy value on timeout."""
+    deadline = time.monotonic() + timeout
+    with _ENDED:
+        while True:
+            value = predicate()
+            remaining = deadline - time.monotonic()
+            if value or remaining <= 0:
+                return value
+            _ENDED.wait(min(remaining, 0.05))
+
+
+def executions() -> list[Any]:
+    """Every execution moto's executing backend holds (all accounts and regions)."""
+    out = []
+    for account in list(sfn_parser_models.stepfunctions_parser_backends.values()):
+        for backend in list(account.values()):
+            for machine in list(backend.state_machines):
+                out.extend(list(getattr(machine, "executions", [])))
+    return out
+
+
+def running_executions() -> list[Any]:
+    return [e for e in executions() if getattr(e, "exec_status", None) == "RUNNING"]
+
+
+def execution_status(arn: str) -> str | None:
+    """Status of one execution straight from the backend (no API call): RUNNING, SUCCEEDED ..."""
+    for execution in executions():
+        if execution.exec_arn == arn:
+            status = execution.exec_status
+            return str(getattr(status, "value", status))
+    return None
+
+
+# ---------------------------------------------------------------- 11. operation faults
+# Every moto request except S3's passes through BaseResponse.call_action
+# (core/responses.py:434) - in-process SDK calls (mock_aws), the state machine's service
+# integrations and HTTP requests to the server alike. S3 enters through S3Response.key_response
+# / bucket_response (s3/responses.py:1876/398).
+from moto.core.exceptions import ServiceException as _ServiceException
+from moto.core.responses import ActionResult as _ActionResult
+from moto.core.responses import BaseResponse as _BaseResponse
+from moto.s3 import responses as _s3_responses
+
+_orig_call_action = _BaseResponse.call_action
+_orig_key_response = _s3_responses.S3Response.key_response
+_orig_bucket_response = _s3_responses.S3Response.bucket_response
+
+
+def _call_action(self: Any) -> Any:
+    fault = FAULTS.take_operation(self.boto3_service_name, self._get_action())
+    if fault is None:
+        return _orig_call_action(self)
+    _, headers, body = self.serialized(_ActionResult(_ServiceException(fault.code, fault.message)))
+    headers, body = self._enrich_response(headers, body)
+    return fault.status, headers, body
+
+
+def _s3_key_operation(request: Any) -> str:
+    method = request.method
+    if method == "PUT":
+        return "CopyObject" if "x-amz-copy-source" in request.headers else "PutObject"
+    return {"GET": "GetObject", "HEAD": "HeadObject", "DELETE": "DeleteObject"}.get(method, method)
+
+
+def _s3_bucket_operation(request: Any, full_url: str) -> str:
+    method = request.method
+    if method == "GET":
+        if "versions" in full_url:
+            return "ListObjectVersions"
+        return "ListObjectsV2" if "list-type=2" in full_url else "ListObjects"
+    return {"HEAD": "HeadBucket", "PUT": "CreateBucket", "DELETE": "DeleteBucket",
+            "POST": "DeleteObjects"}.get(method, method)
+
+
+def _s3_fault_response(self: Any, request: Any, fault: OperationFault) -> Any:
+    self.setup_class(request)
+    response = self.serialized(_ActionResult(_s3_exceptions.S3ClientError(fault.code, fault.message)))
+    _, headers, body = self._send_response(response)
+    return fault.status, headers, body
+
+
+from moto.s3 import exceptions as _s3_exceptions
+
+
+def _key_response(self: Any, request: Any, full_url: str, headers: Any) -> Any:
+    fault = FAULTS.take_operation("s3", _s3_key_operation(request))
+    if fault is None:
+        return _orig_key_response(self, request, full_url, headers)
+    return _s3_fault_response(self, request, fault)
+
+
+def _bucket_response(self: Any, request: Any, full_url: str, headers: Any) -> Any:
+    fault = FAULTS.take_operation("s3", _s3_bucket_operation(request, full_url))
+    if fault is None:
+        return _orig_bucket_response(self, request, full_url, headers)
+    return _s3_fault_response(self, request, fault)
+
+
 # ---------------------------------------------------------------- install
 def install():
+    _asl_parser.AmazonStateLanguageParser.parse = staticmethod(_cached_parse)
+    sfn_execution.BaseExecutionWorkerCommunication.terminated = _terminated
+    _BaseResponse.call_action = _call_action
+    _s3_responses.S3Response.key_response = _key_response
+    _s3_responses.S3Response.bucket_response = _bucket_response
     _sfn_models.StateMachine.create_from_cloudformation_json = classmethod(_cfn_create)
     _sfn_models.StateMachine.delete_from_cloudformation_json = classmethod(_cfn_delete)
     for k in _all_service_classes():
@@ -444,6 +798,11 @@ def install():
 
 
 def uninstall():
+    _asl_parser.AmazonStateLanguageParser.parse = _orig_parse
+    sfn_execution.BaseExecutionWorkerCommunication.terminated = _orig_terminated
+    _BaseResponse.call_action = _orig_call_action
+    _s3_responses.S3Response.key_response = _orig_key_response
+    _s3_responses.S3Response.bucket_response = _orig_bucket_response
     _sfn_models.StateMachine.create_from_cloudformation_json = _orig_cfn_create
     _sfn_models.StateMachine.delete_from_cloudformation_json = _orig_cfn_delete
     for k, f in _patched_from_error.items():
@@ -466,3 +825,4 @@ def reset():
     RETRY_SLEEPS.clear()
     WAITS.clear()
     FAULTS.clear()
+    VIRTUAL_SLEPT[0] = 0.0

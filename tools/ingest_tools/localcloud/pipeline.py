@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -14,30 +13,30 @@ from typing import Any, TypeVar
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer
-from moto import mock_aws
 
 from ingest_tools.localcloud import engine
-from ingest_tools.localcloud.stack import DeployedStack, deploy, put_public_parameter
+from ingest_tools.localcloud.cloud import (
+    LOCAL_ENV,
+    MOTO_CONFIG,
+    REGION,
+    ROOT,
+    TEMPLATE,
+    LocalCloud,
+)
+from ingest_tools.localcloud.events import Delivery
 from ingest_tools.localcloud.transformer import apply_input_transformer
 
-ROOT = Path(__file__).resolve().parents[3]
-TEMPLATE = ROOT / "template.yaml"
+__all__ = [
+    "LOCAL_ENV",
+    "MOTO_CONFIG",
+    "REGION",
+    "Execution",
+    "Pipeline",
+    "load_event",
+    "local_pipeline",
+    "wait_for",
+]
 EVENTS = ROOT / "events"
-REGION = "us-east-1"
-MOTO_CONFIG: Any = {
-    "stepfunctions": {"execute_state_machine": True},
-    "lambda": {"use_docker": False},
-}
-LOCAL_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": REGION,
-    "AWS_REGION": REGION,
-    "POWERTOOLS_TRACE_DISABLED": "1",
-    "POWERTOOLS_METRICS_NAMESPACE": "S3IngestPipelineLocal",
-    "POWERTOOLS_SERVICE_NAME": "s3-ingest-pipeline",
-}
 T = TypeVar("T")
 
 
@@ -90,8 +89,10 @@ class Execution:
 class Pipeline:
     """The deployed stack plus the verbs the tests use."""
 
-    def __init__(self, stack: DeployedStack) -> None:
-        self.stack = stack
+    def __init__(self, cloud: LocalCloud) -> None:
+        assert cloud.stack is not None, "start the cloud first"
+        self.cloud = cloud
+        self.stack = stack = cloud.stack
         self.s3 = boto3.client("s3", region_name=REGION)
         self.sfn = boto3.client("stepfunctions", region_name=REGION)
         self.ddb = boto3.client("dynamodb", region_name=REGION)
@@ -136,13 +137,14 @@ class Pipeline:
         )
 
     def wait(self, arn: str, timeout: float = 20.0) -> Execution:
-        described = wait_for(
+        described = engine.wait_until(
             lambda: (
                 (d := self.sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d
             ),
-            timeout=timeout,
-            what=f"execution {arn}",
+            timeout,
         )
+        if not described:
+            raise TimeoutError(f"timed out after {timeout}s waiting for execution {arn}")
         history = self.sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
         output = described.get("output")
         return Execution(
@@ -154,10 +156,55 @@ class Pipeline:
             history=history,
         )
 
-    def ingest(self, key: str, body: bytes) -> tuple[str, Execution]:
-        """Upload, build the rule's input from the S3 event, run the workflow to the end."""
+    def ingest(self, key: str, body: bytes, timeout: float = 20.0) -> tuple[str, Execution]:
+        """Upload and run the workflow to the end. With event delivery on, S3 -> EventBridge
+        -> the rule starts it; otherwise the rule's input is built and started here."""
         version = self.put(key, body)
-        return version, self.wait(self.start(self.rule_input(self.s3_event(key, version))))
+        if self.cloud.event_delivery:
+            delivery = self.delivery(key, version, timeout=timeout)
+            if delivery.execution_arn is None:
+                raise AssertionError(
+                    f"s3://{self.bucket}/{key} was not delivered: {delivery.status} "
+                    f"{delivery.error_code} {delivery.error_message}"
+                )
+            return version, self.wait(delivery.execution_arn, timeout)
+        return version, self.wait(self.start(self.rule_input(self.s3_event(key, version))), timeout)
+
+    def deliveries_for(self, key: str, version_id: str | None = None) -> list[Delivery]:
+        """EventBridge deliveries of this object's events (any rule, any target)."""
+
+        def matches(d: Delivery) -> bool:
+            obj = d.event.get("detail", {}).get("object", {})
+            return obj.get("key") == key and (version_id is None or obj.get("version-id") == version_id)
+
+        return self.cloud.deliveries.find(matches)
+
+    def delivery(self, key: str, version_id: str | None = None, timeout: float = 20.0) -> Delivery:
+        """The (first) finished delivery of this object's event; TimeoutError otherwise."""
+        done = self.cloud.deliveries.wait(
+            lambda: [d for d in self.deliveries_for(key, version_id) if d.finished is not None],
+            timeout,
+        )
+        if not done:
+            raise TimeoutError(f"no EventBridge delivery for s3://{self.bucket}/{key} in {timeout}s")
+        return done[0]
+
+    def wait_all(self, arns: list[str], timeout: float = 60.0) -> dict[str, str]:
+        """Wait for many executions (backend status, no API calls); arn -> final status."""
+        pending = set(arns)
+        final: dict[str, str] = {}
+
+        def done() -> bool:
+            for arn in list(pending):
+                status = engine.execution_status(arn)
+                if status and status != "RUNNING":
+                    final[arn] = status
+                    pending.discard(arn)
+            return not pending
+
+        if not engine.wait_until(done, timeout):
+            raise TimeoutError(f"{len(pending)} executions still running after {timeout}s")
+        return final
 
     # --- observations -----------------------------------------------------------------
     def record(self, key: str, version_id: str) -> dict[str, Any] | None:
@@ -214,37 +261,9 @@ class Pipeline:
         return str(url)
 
 
-POWERTOOLS_LAYER = (
-    "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:1"
-)
-
-
-POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/arm64/python3.13/3.37.0"
-
-
 @contextmanager
-def local_pipeline(template: Path = TEMPLATE) -> Iterator[Pipeline]:
-    """Deploy ``template`` into an embedded moto with the engine hooks; yield the driver."""
-    from ingest_pipeline.dal.s3 import s3_client
-
-    saved = {name: os.environ.get(name) for name in LOCAL_ENV}
-    os.environ.update(LOCAL_ENV)
-    engine.install()
-    try:
-        with mock_aws(config=MOTO_CONFIG):
-            s3_client.cache_clear()  # a client bound to this mock
-            put_public_parameter(POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_LAYER, region=REGION)
-            stack = deploy(template, region=REGION)
-            try:
-                yield Pipeline(stack)
-            finally:
-                stack.restore_environment()
-    finally:
-        engine.uninstall()
-        engine.reset()
-        s3_client.cache_clear()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+def local_pipeline(template: Path = TEMPLATE, *, event_delivery: bool = False) -> Iterator[Pipeline]:
+    """A started LocalCloud and its driver. ``event_delivery=False`` (state machine tests):
+    uploads start nothing, the test starts executions with the rule's input."""
+    with LocalCloud(template, event_delivery=event_delivery) as cloud:
+        yield Pipeline(cloud)

@@ -742,8 +742,55 @@ class _Alarm(_Shim):
         cloudwatch_backends[account_id][region_name].delete_alarms([self.physical_resource_id])
 
 
+class _Schedule(_Shim):
+    """AWS::Scheduler::Schedule -> moto's Scheduler backend (fired by scheduler.Schedules)."""
+
+    TYPE = "AWS::Scheduler::Schedule"
+    PROPERTIES = frozenset({
+        "Name", "GroupName", "Description", "ScheduleExpression", "ScheduleExpressionTimezone",
+        "FlexibleTimeWindow", "Target", "State", "KmsKeyArn", "StartDate", "EndDate",
+    })  # fmt: skip
+    ATTRIBUTES = frozenset({"Arn"})
+
+    def __init__(self, name: str, account_id: str, region: str, arn: str, group: str) -> None:
+        super().__init__(name, account_id, region)
+        self.arn, self.group = arn, group
+
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        if attribute_name == "Arn":
+            return self.arn
+        return super().get_cfn_attribute(attribute_name)
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.scheduler.models import scheduler_backends
+
+        schedule = scheduler_backends[account_id][region].create_schedule(
+            description=props.get("Description", ""),
+            end_date=props.get("EndDate", ""),
+            flexible_time_window=props["FlexibleTimeWindow"],
+            group_name=props.get("GroupName", "default"),
+            kms_key_arn=props.get("KmsKeyArn", ""),
+            name=props.get("Name", name),
+            schedule_expression=props["ScheduleExpression"],
+            schedule_expression_timezone=props.get("ScheduleExpressionTimezone", "UTC"),
+            start_date=props.get("StartDate", ""),
+            state=props.get("State", "ENABLED"),
+            target=copy.deepcopy(props["Target"]),
+            action_after_completion=None,
+        )
+        return cls(schedule.name, account_id, region, schedule.arn, schedule.group_name)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.scheduler.models import scheduler_backends
+
+        scheduler_backends[account_id][region_name].delete_schedule(
+            self.group, self.physical_resource_id
+        )
+
+
 SHIMS: dict[str, type[_Shim]] = {
-    shim.TYPE: shim for shim in (_BucketPolicy, _QueuePolicy, _Subscription, _Alarm)
+    shim.TYPE: shim for shim in (_BucketPolicy, _QueuePolicy, _Subscription, _Alarm, _Schedule)
 }
 
 
