@@ -24,6 +24,7 @@ demand), stack.py (template -> SAM transform -> moto, refusing what it cannot ru
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -61,6 +62,7 @@ POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/arm64/python3.13/3.
 POWERTOOLS_LAYER = (
     "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:1"
 )
+_MOTO_EVAL_LOGGER = "moto.stepfunctions.parser.asl.component.eval_component"
 _ACTIVE = threading.Lock()  # moto's backends are process-global: one cloud at a time
 
 
@@ -114,6 +116,9 @@ class LocalCloud:
 
         self._saved_env = {name: os.environ.get(name) for name in LOCAL_ENV}
         os.environ.update(LOCAL_ENV)
+        # moto logs an ERROR with the component's repr for every Fail state and caught error:
+        # workflow outcomes, which the execution's status and history already report.
+        logging.getLogger(_MOTO_EVAL_LOGGER).setLevel(logging.CRITICAL)
         engine.install()
         engine.SLEEP_SCALE = self.time_scale
         if self.event_delivery:
@@ -158,6 +163,7 @@ class LocalCloud:
             else:
                 os.environ[name] = value
         self._saved_env = {}
+        logging.getLogger(_MOTO_EVAL_LOGGER).setLevel(logging.NOTSET)
         if _ACTIVE.locked():
             _ACTIVE.release()
 
@@ -196,6 +202,21 @@ class LocalCloud:
         if not isinstance(spec, dict):
             spec = json.loads(Path(spec).read_text())
         self.faults.load(spec, functions=self.functions if self.stack else {})
+
+    def fail_next(self, function: str, error: BaseException, *, times: int = 1) -> None:
+        """Make the next ``times`` invocations of ``function`` (logical id or name) raise."""
+        name = self.functions.get(function, function)
+        self.faults.fail(name, error, times=times, start=engine.invocation_count(name) + 1)
+
+    # --- events -----------------------------------------------------------------------
+    def redeliver(self, event: dict[str, Any], bus: str = "default") -> None:
+        """Deliver ``event`` again to the matching rules of ``bus`` (an at-least-once
+        duplicate, as S3 and EventBridge may produce)."""
+        from moto.events.models import events_backends
+
+        backend = events_backends[self.account_id][self.region]
+        for rule in list(backend.event_buses[bus].rules.values()):
+            events.deliver_event(rule, event)
 
     # --- waiting ----------------------------------------------------------------------
     def settle(self, timeout: float = 30.0) -> None:

@@ -400,6 +400,12 @@ class Faults:
 FAULTS = Faults()
 
 
+def invocation_count(function: str) -> int:
+    """How many times ``function`` (physical name) has been invoked in-process so far."""
+    with _LOCK:
+        return sum(1 for r in INVOCATIONS if r["function"] == function)
+
+
 # ---------------------------------------------------------------- 2. virtual backoff
 SLEEP_SCALE = 0.0  # 0: virtual clock (no real sleeping); 1.0: real time; 0.01: 100x faster
 VIRTUAL_SLEPT = [0.0]  # total seconds slept on the engine clock outside the ASL (deliveries ...)
@@ -658,6 +664,59 @@ def _cached_parse(definition: str) -> Any:
         return parsed
 
 
+# ---------------------------------------------------------------- 9b. JSONPath and SDK client caches
+# Per task, moto builds a jsonpath_ng parser (a PLY yacc table) for every path it evaluates
+# (asl/utils/json_path.py:47 extract_json, common/path/result_path.py) and a new boto3 client
+# per service call (asl/utils/boto_client.py:13 boto_client_for): together about a third of
+# an execution's CPU. Parsed paths are immutable; boto3 clients are thread-safe once built
+# (they are built under a lock here: boto3's default session is not).
+import functools as _functools
+import sys as _sys
+
+from jsonpath_ng import parse as _jp_parse
+from jsonpath_ng.ext import parse as _jp_ext_parse
+from moto.stepfunctions.parser.asl.component.common.path import result_path as _result_path
+from moto.stepfunctions.parser.asl.utils import boto_client as _boto_client
+from moto.stepfunctions.parser.asl.utils import json_path as _json_path
+
+_cached_ext_parse = _functools.lru_cache(maxsize=4096)(_jp_ext_parse)
+_cached_jp_parse = _functools.lru_cache(maxsize=4096)(_jp_parse)
+_orig_boto_client_for = _boto_client.boto_client_for
+_SDK_CLIENTS: dict[tuple[str, str], Any] = {}
+_patched_client_modules: list[Any] = []
+
+
+def _cached_boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
+    # moto's boto_client_for ignores state_credentials (fixed "ak"/"sk" keys), so one client
+    # per region and service is equivalent.
+    with _LOCK:
+        client = _SDK_CLIENTS.get((region, service))
+        if client is None:
+            client = _orig_boto_client_for(region, service)
+            _SDK_CLIENTS[(region, service)] = client
+        return client
+
+
+def _install_caches() -> None:
+    _all_service_classes()  # import every integration module first
+    _json_path.parse = _cached_ext_parse
+    _result_path.parse = _cached_jp_parse
+    for name, module in list(_sys.modules.items()):
+        if name.startswith("moto.stepfunctions.parser") and getattr(module, "boto_client_for", None) is _orig_boto_client_for:
+            module.boto_client_for = _cached_boto_client_for
+            _patched_client_modules.append(module)
+
+
+def _uninstall_caches() -> None:
+    _json_path.parse = _jp_ext_parse
+    _result_path.parse = _jp_parse
+    for module in _patched_client_modules:
+        module.boto_client_for = _orig_boto_client_for
+    _patched_client_modules.clear()
+    with _LOCK:
+        _SDK_CLIENTS.clear()
+
+
 # ---------------------------------------------------------------- 10. execution end notification
 # Waiting for an execution polls DescribeExecution otherwise; the worker reports its end to
 # BaseExecutionWorkerCommunication.terminated (backend/execution.py:90).
@@ -776,6 +835,7 @@ def _bucket_response(self: Any, request: Any, full_url: str, headers: Any) -> An
 
 # ---------------------------------------------------------------- install
 def install():
+    _install_caches()
     _asl_parser.AmazonStateLanguageParser.parse = staticmethod(_cached_parse)
     sfn_execution.BaseExecutionWorkerCommunication.terminated = _terminated
     _BaseResponse.call_action = _call_action
@@ -798,6 +858,7 @@ def install():
 
 
 def uninstall():
+    _uninstall_caches()
     _asl_parser.AmazonStateLanguageParser.parse = _orig_parse
     sfn_execution.BaseExecutionWorkerCommunication.terminated = _orig_terminated
     _BaseResponse.call_action = _orig_call_action

@@ -1,0 +1,216 @@
+"""`make demo`: every workflow path through the local cloud, from an S3 upload to the end.
+
+Starts the local cloud from template.yaml, uploads the sample files of events/files/ so that
+each path is taken (faults injected at the boundaries, never inside the Lambdas), waits for
+each, and prints one table: object, path through the states, final state in DynamoDB,
+attempts, notifications, dead-letter messages, state transitions and cost per million.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
+from ingest_tools.cost import S3Counter, measure
+from ingest_tools.localcloud.cloud import ROOT, TEMPLATE, LocalCloud
+from ingest_tools.localcloud.pipeline import Execution, Pipeline
+
+__all__ = ["Row", "run_demo", "run_scenarios"]
+
+FILES = ROOT / "events" / "files"
+LOG_FILE = ROOT / ".localcloud" / "demo-lambda-logs.jsonl"
+
+
+@dataclass
+class Row:
+    scenario: str
+    object: str
+    path: list[str]
+    execution_status: str
+    state: str
+    attempts: str
+    notifications: str
+    dead_letters: str
+    transitions: int
+    cost_per_million: float
+    expected: str
+    ok: bool
+
+
+def _path(run: Execution) -> list[str]:
+    """States entered, a task state retried shown as Name×attempts."""
+    out: list[str] = []
+    counts: dict[int, int] = {}
+    for event in run.history:
+        if event["type"].endswith("StateEntered"):
+            out.append(event["stateEnteredEventDetails"]["name"])
+        elif event["type"] == "TaskScheduled" and out:
+            counts[len(out) - 1] = counts.get(len(out) - 1, 0) + 1
+    return [f"{n}×{counts[i]}" if counts.get(i, 0) > 1 else n for i, n in enumerate(out)]
+
+
+class _Demo:
+    def __init__(self, cloud: LocalCloud, progress: Callable[[str], None]) -> None:
+        self.cloud, self.p, self.progress = cloud, Pipeline(cloud), progress
+        lam = boto3.client("lambda", region_name=cloud.region)
+        self.memory = {
+            name: int(lam.get_function_configuration(FunctionName=name)["MemorySize"])
+            for name in cloud.functions.values()
+        }
+        self.dlq_url = cloud.outputs["EventDeliveryDLQUrl"]
+        self.s3 = S3Counter()
+
+    def _dlq_depth(self) -> int:
+        attrs = self.p.sqs.get_queue_attributes(
+            QueueUrl=self.dlq_url, AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        return int(attrs["ApproximateNumberOfMessages"])
+
+    def _notes(self) -> str:
+        ops = len(self.p.notifications("OperationsTopicArn"))
+        dq = len(self.p.notifications("DataQualityTopicArn"))
+        parts = [f"operations×{ops}" if ops else "", f"data-quality×{dq}" if dq else ""]
+        return ", ".join(p for p in parts if p) or "-"
+
+    def row(self, scenario: str, key: str, body: bytes, expected: str,
+            before: Callable[[], None] | None = None,
+            run: Callable[[str, bytes], tuple[str, Execution | None]] | None = None) -> Row:  # fmt: skip
+        self.progress(f"  {scenario:<28} s3://…/{key}")
+        dlq_before = self._dlq_depth()
+        if before:
+            before()
+        try:
+            with S3Counter() as s3:
+                self.s3 = s3
+                version, execution = (run or self.p.ingest)(key, body)
+        finally:
+            self.cloud.faults.clear()  # faults armed for this scenario end with it
+        record = self.p.record(key, version) or {}
+        dead = self._dlq_depth() - dlq_before
+        state = str(record.get("status", "no record"))
+        if record.get("error_class"):
+            state += f" ({record['error_class']}{', retryable' if record.get('retryable') else ''})"
+        delivery = self.p.delivery(key, version)
+        attempts = f"{record.get('attempt', 0)} claim"
+        if delivery.attempts > 1:
+            attempts = f"{delivery.attempts} deliveries"
+        if execution is None:
+            cost, transitions, path, status = 0.0, 0, ["(no execution)"], "-"
+        else:
+            measured = measure(scenario, execution, self.memory, s3.ops)
+            cost, transitions = sum(measured.per_million.values()), measured.transitions
+            path, status = _path(execution), execution.status
+        dead_text = "-"
+        if dead:
+            dead_text = f"{dead} ({delivery.error_code} after {delivery.attempts - 1} retries)"
+        outcome = f"{status} / {state.split(' ')[0]}"
+        return Row(scenario, key, path, status, state, attempts, self._notes(), dead_text,
+                   transitions, round(cost, 2), expected, outcome == expected)  # fmt: skip
+
+    def duplicate(self, key: str, body: bytes) -> tuple[str, Execution | None]:
+        version, _first = self.p.ingest(key, body)
+        event = self.p.delivery(key, version).event
+        before = {d.execution_arn for d in self.p.deliveries_for(key, version)}
+        self.s3.ops.clear()  # count only the duplicate's own requests
+        self.cloud.redeliver(event)  # S3/EventBridge deliver at least once
+        again = self.cloud.deliveries.wait(
+            lambda: [d for d in self.p.deliveries_for(key, version)
+                     if d.finished is not None and d.execution_arn not in before],
+            10,
+        )  # fmt: skip
+        return version, self.p.wait(again[0].execution_arn)
+
+    def undeliverable(self, key: str, body: bytes) -> tuple[str, Execution | None]:
+        self.cloud.faults.fail_delivery("THROTTLING", times=1000, rule="ObjectCreated")
+        version = self.p.put(key, body)
+        self.p.delivery(key, version)
+        self.cloud.faults.clear()
+        return version, None
+
+
+def run_scenarios(cloud: LocalCloud, progress: Callable[[str], None] = lambda _: None) -> list[Row]:
+    demo = _Demo(cloud, progress)
+    good = (FILES / "orders-good.csv").read_bytes()
+    bad = (FILES / "orders-bad-values.csv").read_bytes()
+
+    def fail_next(error: BaseException, times: int) -> Callable[[], None]:
+        return lambda: cloud.fail_next("ProcessFunction", error, times=times)
+
+    return [
+        demo.row("good file", "incoming/orders/2026-11-21.csv", good, "SUCCEEDED / SUCCEEDED"),
+        demo.row("bad data", "incoming/orders/bad-values.csv", bad, "FAILED / FAILED"),
+        demo.row("transient, recovers", "incoming/orders/slow-1.csv", good,
+                 "SUCCEEDED / SUCCEEDED", before=fail_next(StorageUnavailableError("SlowDown"), 2)),
+        demo.row("transient, exhausted", "incoming/orders/slow-2.csv", good,
+                 "FAILED / FAILED", before=fail_next(StorageUnavailableError("SlowDown"), 10)),
+        demo.row("configuration error", "incoming/orders/denied.csv", good, "FAILED / FAILED",
+                 before=fail_next(AccessDeniedError("AccessDenied"), 1)),
+        demo.row("duplicate delivery", "incoming/orders/twice.csv", good,
+                 "SUCCEEDED / SUCCEEDED", run=demo.duplicate),
+        demo.row("failed delivery -> DLQ", "incoming/orders/undelivered.csv", good,
+                 "- / no", run=demo.undeliverable),
+    ]  # fmt: skip
+
+
+def render(rows: list[Row]) -> str:
+    headers = ["", "Scenario", "Object", "DynamoDB state", "Attempts", "Notifications", "DLQ",
+               "Transitions", "$ / 1M objects", "Path through the states"]  # fmt: skip
+    table = [
+        ["ok" if r.ok else "NO", r.scenario, r.object.removeprefix("incoming/"), r.state,
+         r.attempts, r.notifications, r.dead_letters, str(r.transitions),
+         f"{r.cost_per_million:,.2f}", " → ".join(r.path)]  # fmt: skip
+        for r in rows
+    ]
+    widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(headers)]
+    numeric = {7, 8}
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()  # fmt: skip
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, table)])
+
+
+def run_demo(template: Path = TEMPLATE, *, as_json: bool = False) -> int:
+    def progress(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    started = time.perf_counter()
+    progress(f"starting the local cloud from {template.name} (moto, in-process, no Docker) ...")
+    LOG_FILE.parent.mkdir(exist_ok=True)
+    # The Lambdas log JSON to stdout, as on AWS; here that goes to a file, the table to stdout.
+    with LOG_FILE.open("w") as logs, contextlib.redirect_stdout(logs), LocalCloud(template) as cloud:
+        progress(f"deployed stack {cloud.stack_name} in {time.perf_counter() - started:.1f}s; "
+                 "uploading samples:")  # fmt: skip
+        rows = run_scenarios(cloud, progress)
+        cloud.settle()
+        bucket = cloud.outputs["IngestBucketName"]
+    elapsed = time.perf_counter() - started
+    if as_json:
+        print(json.dumps([asdict(r) for r in rows], indent=2))
+    else:
+        print()
+        print(f"bucket s3://{bucket}  ·  every run from S3 PutObject → EventBridge → Step Functions")
+        print(render(rows))
+        print(f"\n{sum(r.ok for r in rows)}/{len(rows)} scenarios ended as expected in "
+              f"{elapsed:.1f}s (virtual clock: retries and backoff take no real time).\n"
+              f"Lambda logs: {LOG_FILE.relative_to(ROOT)}")  # fmt: skip
+    return 0 if all(r.ok for r in rows) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args: Any = argv if argv is not None else sys.argv[1:]
+    return run_demo(as_json="--json" in args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
