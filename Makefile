@@ -5,6 +5,9 @@
 #   make build       sam build (no Docker needed: CodeUri has no requirements.txt)
 #   make test        bootstrap + lint + build + the whole pytest suite (what .ci/run runs)
 #   make unit        unit tests only
+#   make demo        every workflow path on the embedded local cloud, one table (< 30 s)
+#   make bench       latency per path, burst throughput, make test wall time
+#   make up          ingestctl local up: the local cloud on http://127.0.0.1:4566
 #   make cost        python scripts/cost_report.py
 #   make clean       caches and build output (make distclean also removes both virtualenvs)
 
@@ -17,6 +20,7 @@ MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
 PYTHON ?= python3
 TEMPLATE ?= template.yaml
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 VENV := .venv
 SAM_VENV := .venv-sam
@@ -37,7 +41,7 @@ export PIP_NO_INPUT := 1
 # and pip warns about each of them for every package).
 PIP_QUIET ?= -qq
 
-.PHONY: help bootstrap lint build test unit pytest demo bench cost clean distclean
+.PHONY: help bootstrap lint build test unit pytest demo bench up cost clean distclean
 
 help:  ## list targets
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -96,11 +100,15 @@ test: bootstrap  ## bootstrap + lint + build + whole test suite (what CI runs)
 unit: bootstrap  ## unit tests only
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
 
-demo:  ## end-to-end demo against the embedded local cloud (placeholder)
-	@echo "make demo: not implemented yet; it arrives with the local cloud issue."
+# Only the app's venv is needed (no SAM CLI): a fresh clone runs this after one pip install.
+demo: $(DEV_STAMP)  ## every workflow path through the local cloud (S3 -> EventBridge -> Step Functions), one table
+	$(BIN)/ingestctl local demo
 
-bench:  ## benchmarks (placeholder)
-	@echo "make bench: not implemented yet; it arrives with the local cloud issue."
+bench: bootstrap  ## latency per path, 1,000-object burst, make test wall time (prints figures)
+	$(PY) scripts/bench.py $(BENCH_ARGS)
+
+up: $(DEV_STAMP)  ## serve the local cloud on 127.0.0.1:4566 (ingestctl local up)
+	$(BIN)/ingestctl local up --outputs .localcloud/outputs.json
 
 cost: bootstrap  ## monthly cost estimate
 	$(PY) scripts/cost_report.py

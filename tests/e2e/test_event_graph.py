@@ -70,7 +70,10 @@ def test_bad_data_is_quarantined_and_reported(pipeline: Pipeline) -> None:
     assert run.status == "FAILED"
     assert run.path[-3:] == ["RecordRejection", "NotifyDataQuality", "FailExecution"]
     record = pipeline.record(key, version)
-    assert record is not None and (record["status"], record["error_class"]) == ("FAILED", "PERMANENT")
+    assert record is not None and (record["status"], record["error_class"]) == (
+        "FAILED",
+        "PERMANENT",
+    )
     assert pipeline.read("quarantine/orders/bad.csv") == BAD
     (note,) = pipeline.notifications("DataQualityTopicArn")
     assert note["message"]["object"]["key"] == key
@@ -96,7 +99,11 @@ def test_transient_errors_that_exhaust_leave_a_retryable_failure(pipeline: Pipel
     assert "RecordRetryableFailure" in run.path
     record = pipeline.record("incoming/orders/slow.csv", version)
     assert record is not None
-    assert (record["status"], record["error_class"], record["retryable"]) == ("FAILED", "TRANSIENT", True)
+    assert (record["status"], record["error_class"], record["retryable"]) == (
+        "FAILED",
+        "TRANSIENT",
+        True,
+    )
     assert pipeline.keys("processed/") == []
 
 
@@ -114,7 +121,7 @@ def test_configuration_error_escalates_to_operations(pipeline: Pipeline) -> None
 
 def test_throttled_claim_is_retried_by_the_workflow(pipeline: Pipeline) -> None:
     pipeline.cloud.faults.fail_operation("dynamodb", "UpdateItem", "ThrottlingException", times=1)
-    version, run = pipeline.ingest("incoming/orders/throttled.csv", GOOD)
+    _, run = pipeline.ingest("incoming/orders/throttled.csv", GOOD)
 
     assert run.status == "SUCCEEDED" and run.path == HAPPY
     assert [state for state, _ in engine.RETRY_SLEEPS[run.arn]] == ["ClaimObject"]
@@ -123,10 +130,15 @@ def test_throttled_claim_is_retried_by_the_workflow(pipeline: Pipeline) -> None:
 def test_duplicate_delivered_in_sequence_processes_once(pipeline: Pipeline) -> None:
     key = "incoming/orders/twice.csv"
     version, first = pipeline.ingest(key, GOOD)
+    assert first.path == HAPPY
     pipeline.cloud.redeliver(pipeline.delivery(key, version).event)
     pipeline.cloud.settle()
 
-    runs = [pipeline.wait(d.execution_arn) for d in pipeline.deliveries_for(key, version) if d.execution_arn]
+    runs = [
+        pipeline.wait(d.execution_arn)
+        for d in pipeline.deliveries_for(key, version)
+        if d.execution_arn
+    ]
     assert sorted(r.path[-1] for r in runs) == ["RecordSuccess", "SkipDuplicateObject"]
     assert pipeline.versions("processed/orders/twice.jsonl") == 1
 
@@ -215,7 +227,9 @@ def test_throttled_delivery_exhausts_the_retry_policy_then_dead_letters(pipeline
 
 
 def test_delivery_recovers_after_transient_target_errors(pipeline: Pipeline) -> None:
-    pipeline.cloud.faults.fail_operation("stepfunctions", "StartExecution", "ThrottlingException", times=2)
+    pipeline.cloud.faults.fail_operation(
+        "stepfunctions", "StartExecution", "ThrottlingException", times=2
+    )
     key = "incoming/orders/late.csv"
     version, run = pipeline.ingest(key, GOOD)
     assert run.status == "SUCCEEDED"
@@ -237,10 +251,17 @@ def test_put_events_rejects_reserved_sources_per_entry(pipeline: Pipeline) -> No
     assert out["FailedEntryCount"] == 1
     assert out["Entries"][0]["ErrorCode"] == "NotAuthorizedForSourceException"
     redriven = pipeline.cloud.deliveries.wait(
-        lambda: [d for d in pipeline.deliveries_for(key, version) if d.event["source"] != "aws.s3" and d.finished],
+        lambda: [
+            d
+            for d in pipeline.deliveries_for(key, version)
+            if d.event["source"] != "aws.s3" and d.finished
+        ],
     )
     assert redriven and redriven[0].execution_arn
-    assert pipeline.wait(redriven[0].execution_arn).path[-1] in {"SkipDuplicateObject", "RecordSuccess"}
+    assert pipeline.wait(redriven[0].execution_arn).path[-1] in {
+        "SkipDuplicateObject",
+        "RecordSuccess",
+    }
 
 
 @pytest.mark.slow

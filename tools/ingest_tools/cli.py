@@ -1,7 +1,7 @@
 """ingestctl: the project's operator CLI.
 
-    ingestctl local up [--port 4566] [--outputs FILE] [--faults FILE] [--real-time]
-    ingestctl local demo
+ingestctl local up [--port 4566] [--outputs FILE] [--faults FILE] [--real-time]
+ingestctl local demo
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def _local_up(args: argparse.Namespace) -> int:
         text = json.dumps(described, indent=2)
         print(text, flush=True)
         if args.outputs:
+            Path(args.outputs).parent.mkdir(parents=True, exist_ok=True)
             Path(args.outputs).write_text(text + "\n")
         print(
             f"local cloud listening on {server.url} (admin API: {server.url}/_localcloud/); "
@@ -69,8 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--host", default="127.0.0.1")
     up.add_argument("--outputs", help="also write the stack outputs (JSON) to this file")
     up.add_argument("--faults", help="faults file (JSON) to arm at start")
-    up.add_argument("--real-time", action="store_true",
-                    help="really sleep for retries/Wait states (default: virtual clock)")  # fmt: skip
+    up.add_argument(
+        "--real-time",
+        action="store_true",
+        help="really sleep for retries/Wait states (default: virtual clock)",
+    )
     up.add_argument("--template", default=str(TEMPLATE))
     up.set_defaults(func=_local_up)
     demo = local_cmds.add_parser("demo", help="run every workflow path and print a table")

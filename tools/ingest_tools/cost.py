@@ -127,7 +127,6 @@ def _ts(event: dict[str, Any]) -> datetime:
     return stamp if isinstance(stamp, datetime) else datetime.fromisoformat(str(stamp))
 
 
-
 class S3Counter:
     """Counts S3 API calls made through the handlers' client (``ingest_pipeline.dal.s3``)."""
 

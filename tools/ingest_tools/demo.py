@@ -81,9 +81,15 @@ class _Demo:
         parts = [f"operations×{ops}" if ops else "", f"data-quality×{dq}" if dq else ""]
         return ", ".join(p for p in parts if p) or "-"
 
-    def row(self, scenario: str, key: str, body: bytes, expected: str,
-            before: Callable[[], None] | None = None,
-            run: Callable[[str, bytes], tuple[str, Execution | None]] | None = None) -> Row:  # fmt: skip
+    def row(  # noqa: PLR0917 - one call per scenario reads as a table
+        self,
+        scenario: str,
+        key: str,
+        body: bytes,
+        expected: str,
+        before: Callable[[], None] | None = None,
+        run: Callable[[str, bytes], tuple[str, Execution | None]] | None = None,
+    ) -> Row:
         self.progress(f"  {scenario:<28} s3://…/{key}")
         dlq_before = self._dlq_depth()
         if before:
@@ -113,8 +119,20 @@ class _Demo:
         if dead:
             dead_text = f"{dead} ({delivery.error_code} after {delivery.attempts - 1} retries)"
         outcome = f"{status} / {state.split(' ')[0]}"
-        return Row(scenario, key, path, status, state, attempts, self._notes(), dead_text,
-                   transitions, round(cost, 2), expected, outcome == expected)  # fmt: skip
+        return Row(
+            scenario,
+            key,
+            path,
+            status,
+            state,
+            attempts,
+            self._notes(),
+            dead_text,
+            transitions,
+            round(cost, 2),
+            expected,
+            outcome == expected,
+        )
 
     def duplicate(self, key: str, body: bytes) -> tuple[str, Execution | None]:
         version, _first = self.p.ingest(key, body)
@@ -123,10 +141,13 @@ class _Demo:
         self.s3.ops.clear()  # count only the duplicate's own requests
         self.cloud.redeliver(event)  # S3/EventBridge deliver at least once
         again = self.cloud.deliveries.wait(
-            lambda: [d for d in self.p.deliveries_for(key, version)
-                     if d.finished is not None and d.execution_arn not in before],
+            lambda: [
+                d
+                for d in self.p.deliveries_for(key, version)
+                if d.finished is not None and d.execution_arn not in before
+            ],
             10,
-        )  # fmt: skip
+        )
         return version, self.p.wait(again[0].execution_arn)
 
     def undeliverable(self, key: str, body: bytes) -> tuple[str, Execution | None]:
@@ -148,34 +169,80 @@ def run_scenarios(cloud: LocalCloud, progress: Callable[[str], None] = lambda _:
     return [
         demo.row("good file", "incoming/orders/2026-11-21.csv", good, "SUCCEEDED / SUCCEEDED"),
         demo.row("bad data", "incoming/orders/bad-values.csv", bad, "FAILED / FAILED"),
-        demo.row("transient, recovers", "incoming/orders/slow-1.csv", good,
-                 "SUCCEEDED / SUCCEEDED", before=fail_next(StorageUnavailableError("SlowDown"), 2)),
-        demo.row("transient, exhausted", "incoming/orders/slow-2.csv", good,
-                 "FAILED / FAILED", before=fail_next(StorageUnavailableError("SlowDown"), 10)),
-        demo.row("configuration error", "incoming/orders/denied.csv", good, "FAILED / FAILED",
-                 before=fail_next(AccessDeniedError("AccessDenied"), 1)),
-        demo.row("duplicate delivery", "incoming/orders/twice.csv", good,
-                 "SUCCEEDED / SUCCEEDED", run=demo.duplicate),
-        demo.row("failed delivery -> DLQ", "incoming/orders/undelivered.csv", good,
-                 "- / no", run=demo.undeliverable),
-    ]  # fmt: skip
+        demo.row(
+            "transient, recovers",
+            "incoming/orders/slow-1.csv",
+            good,
+            "SUCCEEDED / SUCCEEDED",
+            before=fail_next(StorageUnavailableError("SlowDown"), 2),
+        ),
+        demo.row(
+            "transient, exhausted",
+            "incoming/orders/slow-2.csv",
+            good,
+            "FAILED / FAILED",
+            before=fail_next(StorageUnavailableError("SlowDown"), 10),
+        ),
+        demo.row(
+            "configuration error",
+            "incoming/orders/denied.csv",
+            good,
+            "FAILED / FAILED",
+            before=fail_next(AccessDeniedError("AccessDenied"), 1),
+        ),
+        demo.row(
+            "duplicate delivery",
+            "incoming/orders/twice.csv",
+            good,
+            "SUCCEEDED / SUCCEEDED",
+            run=demo.duplicate,
+        ),
+        demo.row(
+            "failed delivery -> DLQ",
+            "incoming/orders/undelivered.csv",
+            good,
+            "- / no",
+            run=demo.undeliverable,
+        ),
+    ]
 
 
 def render(rows: list[Row]) -> str:
-    headers = ["", "Scenario", "Object", "DynamoDB state", "Attempts", "Notifications", "DLQ",
-               "Transitions", "$ / 1M objects", "Path through the states"]  # fmt: skip
+    headers = [
+        "",
+        "Scenario",
+        "Object",
+        "DynamoDB state",
+        "Attempts",
+        "Notifications",
+        "DLQ",
+        "Transitions",
+        "$ / 1M objects",
+        "Path through the states",
+    ]
     table = [
-        ["ok" if r.ok else "NO", r.scenario, r.object.removeprefix("incoming/"), r.state,
-         r.attempts, r.notifications, r.dead_letters, str(r.transitions),
-         f"{r.cost_per_million:,.2f}", " → ".join(r.path)]  # fmt: skip
+        [
+            "ok" if r.ok else "NO",
+            r.scenario,
+            r.object.removeprefix("incoming/"),
+            r.state,
+            r.attempts,
+            r.notifications,
+            r.dead_letters,
+            str(r.transitions),
+            f"{r.cost_per_million:,.2f}",
+            " → ".join(r.path),
+        ]
         for r in rows
     ]
     widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(headers)]
     numeric = {7, 8}
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()  # fmt: skip
+        return "  ".join(
+            c.rjust(w) if i in numeric else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, table)])
 
@@ -188,9 +255,15 @@ def run_demo(template: Path = TEMPLATE, *, as_json: bool = False) -> int:
     progress(f"starting the local cloud from {template.name} (moto, in-process, no Docker) ...")
     LOG_FILE.parent.mkdir(exist_ok=True)
     # The Lambdas log JSON to stdout, as on AWS; here that goes to a file, the table to stdout.
-    with LOG_FILE.open("w") as logs, contextlib.redirect_stdout(logs), LocalCloud(template) as cloud:
-        progress(f"deployed stack {cloud.stack_name} in {time.perf_counter() - started:.1f}s; "
-                 "uploading samples:")  # fmt: skip
+    with (
+        LOG_FILE.open("w") as logs,
+        contextlib.redirect_stdout(logs),
+        LocalCloud(template) as cloud,
+    ):
+        progress(
+            f"deployed stack {cloud.stack_name} in {time.perf_counter() - started:.1f}s; "
+            "uploading samples:"
+        )
         rows = run_scenarios(cloud, progress)
         cloud.settle()
         bucket = cloud.outputs["IngestBucketName"]
@@ -199,11 +272,15 @@ def run_demo(template: Path = TEMPLATE, *, as_json: bool = False) -> int:
         print(json.dumps([asdict(r) for r in rows], indent=2))
     else:
         print()
-        print(f"bucket s3://{bucket}  ·  every run from S3 PutObject → EventBridge → Step Functions")
+        print(
+            f"bucket s3://{bucket}  ·  every run from S3 PutObject → EventBridge → Step Functions"
+        )
         print(render(rows))
-        print(f"\n{sum(r.ok for r in rows)}/{len(rows)} scenarios ended as expected in "
-              f"{elapsed:.1f}s (virtual clock: retries and backoff take no real time).\n"
-              f"Lambda logs: {LOG_FILE.relative_to(ROOT)}")  # fmt: skip
+        print(
+            f"\n{sum(r.ok for r in rows)}/{len(rows)} scenarios ended as expected in "
+            f"{elapsed:.1f}s (virtual clock: retries and backoff take no real time).\n"
+            f"Lambda logs: {LOG_FILE.relative_to(ROOT)}"
+        )
     return 0 if all(r.ok for r in rows) else 1
 
 

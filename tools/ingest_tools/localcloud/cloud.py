@@ -12,7 +12,7 @@ One implementation, two ways in:
 * served over HTTP for the AWS CLI / boto3 (``ingestctl local up``)::
 
       cloud = LocalCloud().start()
-      server = cloud.serve(port=4566)      # http://127.0.0.1:4566, + /_localcloud/ admin API
+      server = cloud.serve(port=4566)  # http://127.0.0.1:4566, + /_localcloud/ admin API
 
 What runs (see each module): engine.py (in-process Lambda handlers with their timeout and a
 LambdaContext, virtual retry/Wait clock, fault injection, ASL fixes), events.py (rule
@@ -129,7 +129,10 @@ class LocalCloud:
         s3_client.cache_clear()  # clients bound to this mock
         put_public_parameter(POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_LAYER, region=self.region)
         self.stack = deploy(
-            self.template, stack_name=self.stack_name, region=self.region, parameters=self.parameters
+            self.template,
+            stack_name=self.stack_name,
+            region=self.region,
+            parameters=self.parameters,
         )
         self.mappings = esm.EventSourceMappings(self.account_id, self.region)
         self.schedules = scheduler.Schedules(self.account_id, self.region)

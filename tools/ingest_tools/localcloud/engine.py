@@ -311,8 +311,13 @@ class Faults:
         THROTTLING, TIMEOUT, ...)."""
         with self._lock:
             self._deliveries.append(
-                {"code": code, "remaining": times, "target": target, "rule": rule,
-                 "message": message or f"Injected delivery failure: {code}"}
+                {
+                    "code": code,
+                    "remaining": times,
+                    "target": target,
+                    "rule": rule,
+                    "message": message or f"Injected delivery failure: {code}",
+                }
             )
 
     def take_delivery(self, rule_arn: str, target_arn: str) -> tuple[str, str] | None:
@@ -332,8 +337,12 @@ class Faults:
         import random
 
         with self._lock:
-            self._entries = {"code": code, "every": every, "ratio": ratio,
-                             "random": random.Random(seed)}
+            self._entries = {
+                "code": code,
+                "every": every,
+                "ratio": ratio,
+                "random": random.Random(seed),  # noqa: S311 - reproducible fault pattern
+            }
             self._entry_count = 0
 
     def take_entry(self) -> str | None:
@@ -359,33 +368,57 @@ class Faults:
             if f.get("timeout"):
                 self.timeout(name, times=times, start=start)
             else:
-                self.fail(name, named_error(f["error"], f.get("message", "")), times=times, start=start)
+                self.fail(
+                    name, named_error(f["error"], f.get("message", "")), times=times, start=start
+                )
         for o in spec.get("operations", []):
-            self.fail_operation(o["service"], o["operation"], o["code"], times=int(o.get("times", 1)),
-                                message=o.get("message", ""), status=o.get("status"))
+            self.fail_operation(
+                o["service"],
+                o["operation"],
+                o["code"],
+                times=int(o.get("times", 1)),
+                message=o.get("message", ""),
+                status=o.get("status"),
+            )
         for d in spec.get("deliveries", []):
-            self.fail_delivery(d["code"], times=int(d.get("times", 1)), target=d.get("target", ""),
-                               rule=d.get("rule", ""), message=d.get("message", ""))
+            self.fail_delivery(
+                d["code"],
+                times=int(d.get("times", 1)),
+                target=d.get("target", ""),
+                rule=d.get("rule", ""),
+                message=d.get("message", ""),
+            )
         if "put_events_entries" in spec:
             e = spec["put_events_entries"]
-            self.fail_put_events_entries(e.get("code", "InternalFailure"), every=int(e.get("every", 0)),
-                                         ratio=float(e.get("ratio", 0.0)), seed=int(e.get("seed", 0)))
+            self.fail_put_events_entries(
+                e.get("code", "InternalFailure"),
+                every=int(e.get("every", 0)),
+                ratio=float(e.get("ratio", 0.0)),
+                seed=int(e.get("seed", 0)),
+            )
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             return {
                 "functions": [
-                    {"function": fn, "invocation": n,
-                     "error": type(f.error).__name__ if f.error else None, "hold": f.before is not None}
-                    for fn, by_n in self._by_function.items() for n, f in sorted(by_n.items())
+                    {
+                        "function": fn,
+                        "invocation": n,
+                        "error": type(f.error).__name__ if f.error else None,
+                        "hold": f.before is not None,
+                    }
+                    for fn, by_n in self._by_function.items()
+                    for n, f in sorted(by_n.items())
                 ],
                 "operations": [
                     {"service": s, "operation": o, "code": f.code, "times": f.remaining}
-                    for (s, o), faults in self._operations.items() for f in faults
+                    for (s, o), faults in self._operations.items()
+                    for f in faults
                 ],
                 "deliveries": [dict(d) for d in self._deliveries],
-                "put_events_entries": None if self._entries is None else
-                {k: v for k, v in self._entries.items() if k != "random"},
+                "put_events_entries": None
+                if self._entries is None
+                else {k: v for k, v in self._entries.items() if k != "random"},
             }
 
     def clear(self) -> None:
@@ -417,6 +450,8 @@ def clock_sleep(seconds: float) -> None:
         VIRTUAL_SLEPT[0] += seconds
     if SLEEP_SCALE and seconds > 0:
         time.sleep(seconds * SLEEP_SCALE)
+
+
 RETRY_SLEEPS: dict[str, list[tuple[str, float]]] = defaultdict(list)  # exec arn -> [(state, s)]
 _orig_jitter_eval = jitter_strategy_decl.JitterStrategyDecl._eval_body
 
@@ -702,7 +737,10 @@ def _install_caches() -> None:
     _json_path.parse = _cached_ext_parse
     _result_path.parse = _cached_jp_parse
     for name, module in list(_sys.modules.items()):
-        if name.startswith("moto.stepfunctions.parser") and getattr(module, "boto_client_for", None) is _orig_boto_client_for:
+        if (
+            name.startswith("moto.stepfunctions.parser")
+            and getattr(module, "boto_client_for", None) is _orig_boto_client_for
+        ):
             module.boto_client_for = _cached_boto_client_for
             _patched_client_modules.append(module)
 
@@ -805,13 +843,19 @@ def _s3_bucket_operation(request: Any, full_url: str) -> str:
         if "versions" in full_url:
             return "ListObjectVersions"
         return "ListObjectsV2" if "list-type=2" in full_url else "ListObjects"
-    return {"HEAD": "HeadBucket", "PUT": "CreateBucket", "DELETE": "DeleteBucket",
-            "POST": "DeleteObjects"}.get(method, method)
+    return {
+        "HEAD": "HeadBucket",
+        "PUT": "CreateBucket",
+        "DELETE": "DeleteBucket",
+        "POST": "DeleteObjects",
+    }.get(method, method)
 
 
 def _s3_fault_response(self: Any, request: Any, fault: OperationFault) -> Any:
     self.setup_class(request)
-    response = self.serialized(_ActionResult(_s3_exceptions.S3ClientError(fault.code, fault.message)))
+    response = self.serialized(
+        _ActionResult(_s3_exceptions.S3ClientError(fault.code, fault.message))
+    )
     _, headers, body = self._send_response(response)
     return fault.status, headers, body
 

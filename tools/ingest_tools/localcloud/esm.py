@@ -65,7 +65,9 @@ def _record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, A
             "ApproximateReceiveCount": attributes.get("ApproximateReceiveCount", "1"),
             "SentTimestamp": attributes.get("SentTimestamp", ""),
             "SenderId": attributes.get("SenderId", ""),
-            "ApproximateFirstReceiveTimestamp": attributes.get("ApproximateFirstReceiveTimestamp", ""),
+            "ApproximateFirstReceiveTimestamp": attributes.get(
+                "ApproximateFirstReceiveTimestamp", ""
+            ),
         },
         "messageAttributes": {
             name: {
@@ -162,14 +164,20 @@ class EventSourceMappings:
         if failed is None:
             failed = set(by_id)
         self.invocations.append(
-            {"function": esm.function_arn, "messages": len(messages), "failed": sorted(failed),
-             "error": response.get("FunctionError")}
+            {
+                "function": esm.function_arn,
+                "messages": len(messages),
+                "failed": sorted(failed),
+                "error": response.get("FunctionError"),
+            }
         )
         for message_id, message in by_id.items():
             if message_id in failed:
                 if not engine.SLEEP_SCALE:  # virtual clock: the visibility timeout has passed
                     self._sqs.change_message_visibility(
-                        QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+                        QueueUrl=queue_url,
+                        ReceiptHandle=message["ReceiptHandle"],
+                        VisibilityTimeout=0,
                     )
             else:
                 self._sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])

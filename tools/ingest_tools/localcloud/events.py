@@ -89,7 +89,7 @@ class DeliveryFailed(Exception):
         self.code, self.message = code, message
 
 
-def error_code_for(exc: Exception) -> tuple[str, str]:
+def error_code_for(exc: Exception) -> tuple[str, str]:  # noqa: PLR0911
     """The EventBridge DLQ ERROR_CODE / ERROR_MESSAGE for a failed target call."""
     if isinstance(exc, DeliveryFailed):
         return exc.code, exc.message
@@ -97,9 +97,15 @@ def error_code_for(exc: Exception) -> tuple[str, str]:
         err = exc.response.get("Error", {})
         code, message = str(err.get("Code", "")), str(err.get("Message", ""))
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400))
-        detail = f"{message} (Service: {exc.operation_name}; Status Code: {status}; Error Code: {code})"
+        detail = (
+            f"{message} (Service: {exc.operation_name}; Status Code: {status}; Error Code: {code})"
+        )
         lowered = code.lower()
-        if "accessdenied" in lowered or "authoriz" in lowered or code == "KMS.AccessDeniedException":
+        if (
+            "accessdenied" in lowered
+            or "authoriz" in lowered
+            or code == "KMS.AccessDeniedException"
+        ):
             return "NO_PERMISSIONS", detail
         if (
             "notfound" in lowered
@@ -228,7 +234,11 @@ def _arn_parts(arn: str) -> tuple[str, str, str, str]:
 
 def _queue_url(arn: str) -> str:
     _, region, account, name = _arn_parts(arn)
-    return str(_client("sqs", region).get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"])
+    return str(
+        _client("sqs", region).get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)[
+            "QueueUrl"
+        ]
+    )
 
 
 def _target_input(target: dict[str, Any], event: dict[str, Any]) -> str:
@@ -268,7 +278,9 @@ def _invoke_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str
             kwargs["MessageGroupId"] = group
         return {"MessageId": _client("sqs", region).send_message(**kwargs)["MessageId"]}
     if service == "sns":
-        return {"MessageId": _client("sns", region).publish(TopicArn=arn, Message=payload)["MessageId"]}
+        return {
+            "MessageId": _client("sns", region).publish(TopicArn=arn, Message=payload)["MessageId"]
+        }
     if service == "events" and resource.startswith("event-bus/"):
         event = json.loads(payload)
         out = _client("events", region).put_events(
@@ -284,7 +296,9 @@ def _invoke_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str
         )
         entry = out["Entries"][0]
         if "ErrorCode" in entry:
-            raise DeliveryFailed("INVALID_PARAMETER", f"{entry['ErrorCode']}: {entry.get('ErrorMessage')}")
+            raise DeliveryFailed(
+                "INVALID_PARAMETER", f"{entry['ErrorCode']}: {entry.get('ErrorMessage')}"
+            )
         return {"EventId": entry["EventId"]}
     # logs, archives, API destinations: moto's own implementation, one target at a time.
     single = copy.copy(rule)
@@ -294,7 +308,7 @@ def _invoke_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str
 
 
 def _backoff(retry: int) -> float:
-    return random.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**retry))
+    return random.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**retry))  # noqa: S311 - jitter
 
 
 def _deliver(rule: Rule, target: dict[str, Any], delivery: Delivery) -> None:
@@ -421,7 +435,9 @@ def _put_events(self: EventsBackend, events: list[dict[str, Any]]) -> list[dict[
             continue
         injected = engine.FAULTS.take_entry()
         if injected is not None:
-            entries.append({"ErrorCode": injected, "ErrorMessage": f"Injected entry failure: {injected}"})
+            entries.append(
+                {"ErrorCode": injected, "ErrorMessage": f"Injected entry failure: {injected}"}
+            )
             continue
         (result,) = _orig_put_events(self, [entry])
         entries.append(result)
@@ -443,7 +459,7 @@ def _s3_event_bridge_message(account_id: str, bucket: Any, event_name: str, key:
         detail_type = s3_notifications._detail_type(event_name)
     except ValueError:
         return
-    action = event_name.split(":")[-1]
+    action = event_name.rsplit(":", maxsplit=1)[-1]
     obj: dict[str, Any] = {"key": key.name, "size": key.size, "etag": key.etag.replace('"', "")}
     if key.version_id and key.version_id != "null":
         obj["version-id"] = key.version_id

@@ -175,7 +175,9 @@ class Pipeline:
 
         def matches(d: Delivery) -> bool:
             obj = d.event.get("detail", {}).get("object", {})
-            return obj.get("key") == key and (version_id is None or obj.get("version-id") == version_id)
+            return obj.get("key") == key and (
+                version_id is None or obj.get("version-id") == version_id
+            )
 
         return self.cloud.deliveries.find(matches)
 
@@ -186,7 +188,9 @@ class Pipeline:
             timeout,
         )
         if not done:
-            raise TimeoutError(f"no EventBridge delivery for s3://{self.bucket}/{key} in {timeout}s")
+            raise TimeoutError(
+                f"no EventBridge delivery for s3://{self.bucket}/{key} in {timeout}s"
+            )
         return done[0]
 
     def wait_all(self, arns: list[str], timeout: float = 60.0) -> dict[str, str]:
@@ -262,7 +266,9 @@ class Pipeline:
 
 
 @contextmanager
-def local_pipeline(template: Path = TEMPLATE, *, event_delivery: bool = False) -> Iterator[Pipeline]:
+def local_pipeline(
+    template: Path = TEMPLATE, *, event_delivery: bool = False
+) -> Iterator[Pipeline]:
     """A started LocalCloud and its driver. ``event_delivery=False`` (state machine tests):
     uploads start nothing, the test starts executions with the rule's input."""
     with LocalCloud(template, event_delivery=event_delivery) as cloud:

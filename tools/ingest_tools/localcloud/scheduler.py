@@ -47,8 +47,9 @@ class UnsupportedTargetError(RuntimeError):
     """A schedule target the local cloud cannot invoke."""
 
 
-def render_input(template: str, *, schedule_arn: str, scheduled_time: str, execution_id: str,
-                 attempt: int) -> str:  # fmt: skip
+def render_input(
+    template: str, *, schedule_arn: str, scheduled_time: str, execution_id: str, attempt: int
+) -> str:
     """The target input with Scheduler's context attributes substituted."""
     return (
         template.replace("<aws.scheduler.schedule-arn>", schedule_arn)
@@ -82,7 +83,9 @@ class Schedules:
 
     def names(self) -> list[str]:
         backend = scheduler_backends[self.account_id][self.region]
-        return sorted(s.name for g in backend.schedule_groups.values() for s in g.schedules.values())
+        return sorted(
+            s.name for g in backend.schedule_groups.values() for s in g.schedules.values()
+        )
 
     def fire(
         self,
@@ -138,7 +141,7 @@ class Schedules:
             if retries >= max_retries:
                 exhausted = "MaximumRetryAttempts"
                 break
-            delay = random.uniform(0, min(300.0, 2.0**retries))
+            delay = random.uniform(0, min(300.0, 2.0**retries))  # noqa: S311 - jitter
             if age + delay > max_age:
                 exhausted = "MaximumEventAgeInSeconds"
                 break
@@ -150,11 +153,17 @@ class Schedules:
     def _request_body(target: dict[str, Any], payload: str, invocation: Invocation) -> str:
         if ":states:" in target["Arn"]:
             return json.dumps(
-                {"Input": payload, "Name": invocation.execution_id, "StateMachineArn": target["Arn"]}
+                {
+                    "Input": payload,
+                    "Name": invocation.execution_id,
+                    "StateMachineArn": target["Arn"],
+                }
             )
         return payload
 
-    def _send(self, target: dict[str, Any], payload: str, invocation: Invocation) -> tuple[dict[str, Any], str]:
+    def _send(
+        self, target: dict[str, Any], payload: str, invocation: Invocation
+    ) -> tuple[dict[str, Any], str]:
         arn = str(target["Arn"])
         service = arn.split(":")[2]
         if service == "sqs":
@@ -166,7 +175,9 @@ class Schedules:
                 kwargs["MessageGroupId"] = group
             return {"MessageId": self._client("sqs").send_message(**kwargs)["MessageId"]}, payload
         if service == "lambda":
-            self._client("lambda").invoke(FunctionName=arn, InvocationType="Event", Payload=payload.encode())
+            self._client("lambda").invoke(
+                FunctionName=arn, InvocationType="Event", Payload=payload.encode()
+            )
             return {}, payload
         if service == "states":
             started = self._client("stepfunctions").start_execution(
@@ -174,18 +185,27 @@ class Schedules:
             )
             return {"executionArn": started["executionArn"]}, payload
         if service == "sns":
-            return {"MessageId": self._client("sns").publish(TopicArn=arn, Message=payload)["MessageId"]}, payload
+            return {
+                "MessageId": self._client("sns").publish(TopicArn=arn, Message=payload)["MessageId"]
+            }, payload
         if service == "events":
             params = target.get("EventBridgeParameters") or {}
             out = self._client("events").put_events(
-                Entries=[{"Source": params.get("Source", "scheduler.local"),
-                          "DetailType": params.get("DetailType", "Scheduled Event"),
-                          "Detail": payload, "EventBusName": arn}]  # fmt: skip
+                Entries=[
+                    {
+                        "Source": params.get("Source", "scheduler.local"),
+                        "DetailType": params.get("DetailType", "Scheduled Event"),
+                        "Detail": payload,
+                        "EventBusName": arn,
+                    }
+                ]
             )
             return {"Entries": out["Entries"]}, payload
         raise UnsupportedTargetError(f"schedule target {arn} is not supported by the local cloud")
 
-    def _dead_letter(self, schedule: Any, invocation: Invocation, body: str, exhausted: str | None) -> None:
+    def _dead_letter(
+        self, schedule: Any, invocation: Invocation, body: str, exhausted: str | None
+    ) -> None:
         dlq = (schedule.target.get("DeadLetterConfig") or {}).get("Arn")
         if not dlq:
             invocation.status = "DROPPED"
@@ -207,6 +227,8 @@ class Schedules:
         sqs.send_message(
             QueueUrl=url,
             MessageBody=body,
-            MessageAttributes={k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()},
+            MessageAttributes={
+                k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
+            },
         )
         invocation.status = "DEAD_LETTERED"

@@ -48,14 +48,17 @@ class AdminApp:
             return self.aws_app(environ, start_response)
         request = Request(environ)
         try:
-            status, body = self.handle(request.method, path[len(ADMIN_PREFIX) :].strip("/"), request)
+            status, body = self.handle(
+                request.method, path[len(ADMIN_PREFIX) :].strip("/"), request
+            )
         except (KeyError, ValueError, TypeError) as exc:
             status, body = 400, {"error": type(exc).__name__, "message": str(exc)}
-        response = Response(json.dumps(body, default=str, indent=2), status=status,
-                            mimetype="application/json")  # fmt: skip
+        response = Response(
+            json.dumps(body, default=str, indent=2), status=status, mimetype="application/json"
+        )
         return response(environ, start_response)
 
-    def handle(self, method: str, route: str, request: Request) -> tuple[int, Any]:
+    def handle(self, method: str, route: str, request: Request) -> tuple[int, Any]:  # noqa: PLR0911
         cloud = self.cloud
         if route == "outputs" and method == "GET":
             return 200, cloud.describe()
@@ -70,9 +73,15 @@ class AdminApp:
                 return 200, cloud.faults.snapshot()
         if route == "deliveries" and method == "GET":
             return 200, [
-                {"event_id": d.event_id, "rule": d.rule_arn, "target": d.target_arn,
-                 "status": d.status, "attempts": d.attempts, "error_code": d.error_code,
-                 "execution_arn": d.execution_arn}  # fmt: skip
+                {
+                    "event_id": d.event_id,
+                    "rule": d.rule_arn,
+                    "target": d.target_arn,
+                    "status": d.status,
+                    "attempts": d.attempts,
+                    "error_code": d.error_code,
+                    "execution_arn": d.execution_arn,
+                }
                 for d in cloud.deliveries.all()
             ]
         if route.startswith("schedules/") and route.endswith("/fire") and method == "POST":
@@ -99,11 +108,13 @@ class LocalCloudServer:
 
     def start(self) -> None:
         app = AdminApp(self.cloud, DomainDispatcherApplication(create_backend_app))
-        self._server = make_server(self.host, self.port, app, threaded=True,
-                                   request_handler=MotoRequestHandler)  # fmt: skip
+        self._server = make_server(
+            self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler
+        )
         self.port = int(self._server.server_address[1])
-        self._thread = threading.Thread(target=self._server.serve_forever, name="localcloud-http",
-                                        daemon=True)  # fmt: skip
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="localcloud-http", daemon=True
+        )
         self._thread.start()
 
     def shutdown(self) -> None:

@@ -1,0 +1,196 @@
+"""`make bench`: figures for the local cloud (printed, never asserted).
+
+* per workflow path: median and p95 time from S3 PutObject to the execution's terminal state,
+  on the embedded local cloud (virtual clock: retry backoff costs no real time);
+* a burst: N objects uploaded back to back, objects per second until every execution ended,
+  with lost / processed-twice counts;
+* the full test suite: wall time of `make test` (bootstrap no-op, lint, sam build, pytest).
+
+    python scripts/bench.py [--runs 30] [--burst 1000] [--no-suite]
+
+Targets (issue 3, this 2-core machine): happy median <= 100 ms, burst >= 50 objects/s,
+make test <= 3 min.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
+from ingest_tools.localcloud import engine
+from ingest_tools.localcloud.cloud import ROOT, LocalCloud
+from ingest_tools.localcloud.pipeline import Pipeline
+
+GOOD = (ROOT / "events" / "files" / "orders-good.csv").read_bytes()
+BAD = (ROOT / "events" / "files" / "orders-bad-values.csv").read_bytes()
+TARGETS = {"happy_median_ms": 100.0, "burst_objects_per_s": 50.0, "suite_s": 180.0}
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def time_path(
+    p: Pipeline, name: str, runs: int, body: bytes, arm: Callable[[], None] | None = None
+) -> tuple[list[float], str]:
+    """Seconds from PutObject to the terminal state, per run (the put is part of it)."""
+    samples, status = [], ""
+    for i in range(runs):
+        if arm:
+            arm()
+        key = f"incoming/orders/bench/{name}/{i}.csv"
+        started = time.perf_counter()
+        version = p.put(key, body)
+        delivery = p.delivery(key, version)
+        arn = delivery.execution_arn
+        assert arn, delivery.error_code
+        status = p.wait_all([arn])[arn]
+        samples.append(time.perf_counter() - started)
+        p.cloud.faults.clear()
+    return samples, status
+
+
+def paths(cloud: LocalCloud, runs: int) -> list[tuple[str, list[float], str]]:
+    p = Pipeline(cloud)
+    p.ingest("incoming/orders/bench/warm.csv", GOOD)  # imports, first clients: not measured
+
+    def fail(error: BaseException, times: int) -> Callable[[], None]:
+        return lambda: cloud.fail_next("ProcessFunction", error, times=times)
+
+    out = []
+    for name, body, arm in [
+        ("happy", GOOD, None),
+        ("bad-data", BAD, None),
+        ("transient-recovers", GOOD, fail(StorageUnavailableError("SlowDown"), 2)),
+        ("transient-exhausted", GOOD, fail(StorageUnavailableError("SlowDown"), 10)),
+        ("configuration", GOOD, fail(AccessDeniedError("AccessDenied"), 1)),
+    ]:
+        samples, status = time_path(p, name, runs, body, arm)
+        out.append((name, samples, status))
+    # duplicate: the same event delivered again after the object succeeded
+    samples = []
+    for i in range(runs):
+        key = f"incoming/orders/bench/duplicate/{i}.csv"
+        version, _ = p.ingest(key, GOOD)
+        event = p.delivery(key, version).event
+        known = {d.execution_arn for d in p.deliveries_for(key, version)}
+        started = time.perf_counter()
+        cloud.redeliver(event)
+        new = cloud.deliveries.wait(
+            lambda key=key, version=version, known=known: [
+                d
+                for d in p.deliveries_for(key, version)
+                if d.finished and d.execution_arn not in known
+            ]
+        )
+        arn = new[0].execution_arn
+        status = p.wait_all([arn])[arn]
+        samples.append(time.perf_counter() - started)
+    out.append(("duplicate (redelivered)", samples, status))
+    return out
+
+
+def burst(cloud: LocalCloud, n: int) -> dict[str, float]:
+    p = Pipeline(cloud)
+    p.ingest("incoming/orders/burst-warm.csv", GOOD)
+    process = cloud.functions["ProcessFunction"]
+    invoked_before = engine.invocation_count(process)
+    delivered_before = len(cloud.deliveries.all())
+    started = time.perf_counter()
+    versions = {}
+    for i in range(n):
+        key = f"incoming/orders/burst/{i:05d}.csv"
+        versions[key] = p.put(key, GOOD)
+    cloud.deliveries.drain(timeout=1800)
+    arns = [d.execution_arn for d in cloud.deliveries.all()[delivered_before:] if d.execution_arn]
+    final = p.wait_all(arns, timeout=1800)
+    elapsed = time.perf_counter() - started
+    succeeded = sum(
+        1
+        for key, version in versions.items()
+        if (r := p.record(key, version)) is not None and r["status"] == "SUCCEEDED"
+    )
+    return {
+        "objects": n,
+        "seconds": elapsed,
+        "objects_per_s": n / elapsed,
+        "succeeded": succeeded,
+        "lost": n - succeeded,
+        "processed_twice": engine.invocation_count(process) - invoked_before - n,
+        "executions_failed": sum(1 for s in final.values() if s != "SUCCEEDED"),
+    }
+
+
+def suite() -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        ["make", "--no-print-directory", "test"],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30, help="runs per path")
+    parser.add_argument("--burst", type=int, default=1000, help="objects in the burst")
+    parser.add_argument("--no-suite", action="store_true", help="skip timing `make test`")
+    args = parser.parse_args(argv)
+
+    print(f"local cloud benchmarks ({args.runs} runs per path, burst of {args.burst})", flush=True)
+    with Path(os.devnull).open("w") as devnull, contextlib.redirect_stdout(devnull):  # Lambda logs
+        with LocalCloud() as cloud:
+            measured = paths(cloud, args.runs)
+        with LocalCloud() as cloud:
+            burst_figures = burst(cloud, args.burst)
+
+    print("\nS3 PutObject -> terminal state (ms)")
+    print(f"  {'path':<26}{'median':>8}{'p95':>8}  final status")
+    for name, samples, status in measured:
+        ms = [s * 1000 for s in samples]
+        print(f"  {name:<26}{statistics.median(ms):8.1f}{_percentile(ms, 0.95):8.1f}  {status}")
+    happy = statistics.median(measured[0][1]) * 1000
+    b = burst_figures
+    print(
+        f"\nburst: {b['objects']:.0f} objects in {b['seconds']:.1f}s = "
+        f"{b['objects_per_s']:.1f} objects/s"
+        f"  (lost {b['lost']:.0f}, processed twice {b['processed_twice']:.0f}, "
+        f"failed {b['executions_failed']:.0f})"
+    )
+    suite_s = None
+    if not args.no_suite:
+        print("\ntiming `make test` ...", flush=True)
+        suite_s = suite()
+        print(f"make test: {suite_s:.0f}s")
+    print("\ntargets:")
+    print(
+        f"  happy median {happy:.1f} ms (target <= {TARGETS['happy_median_ms']:.0f})"
+        f"  {'met' if happy <= TARGETS['happy_median_ms'] else 'NOT met'}"
+    )
+    print(
+        f"  burst {b['objects_per_s']:.1f} objects/s "
+        f"(target >= {TARGETS['burst_objects_per_s']:.0f})"
+        f"  {'met' if b['objects_per_s'] >= TARGETS['burst_objects_per_s'] else 'NOT met'}"
+    )
+    if suite_s is not None:
+        print(
+            f"  make test {suite_s:.0f}s (target <= {TARGETS['suite_s']:.0f})"
+            f"  {'met' if suite_s <= TARGETS['suite_s'] else 'NOT met'}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

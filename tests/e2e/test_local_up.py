@@ -1,0 +1,91 @@
+"""`ingestctl local up`: the same local cloud served over HTTP, driven by the AWS CLI / boto3."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import boto3
+import pytest
+
+from tests.support import ROOT, sample_file, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_local_up_serves_the_pipeline_to_the_aws_cli(tmp_path: Path) -> None:
+    port, outputs = free_port(), tmp_path / "outputs.json"
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ingest_tools.cli",
+            "local",
+            "up",
+            "--port",
+            str(port),
+            "--outputs",
+            str(outputs),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for(outputs.exists, timeout=60, interval=0.1, what="the stack outputs file")
+        described = json.loads(outputs.read_text())
+        endpoint = f"http://127.0.0.1:{port}"
+        session = boto3.Session(
+            aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+        )
+        assert described["endpoint"] == endpoint
+        bucket = described["outputs"]["IngestBucketName"]
+        key = "incoming/orders/from-cli.csv"
+        body = tmp_path / "from-cli.csv"
+        body.write_bytes(sample_file("orders-good.csv"))
+        if shutil.which("aws"):
+            subprocess.run(
+                ["aws", "--endpoint-url", endpoint, "s3", "cp", str(body), f"s3://{bucket}/{key}"],
+                check=True,
+                env=env,
+                capture_output=True,
+            )
+        else:  # same HTTP path, without the CLI installed
+            session.client("s3", endpoint_url=endpoint).upload_file(str(body), bucket, key)
+        ddb = session.client("dynamodb", endpoint_url=endpoint)
+
+        def record() -> dict | None:
+            items = ddb.scan(TableName=described["outputs"]["ObjectStateTableName"]).get(
+                "Items", []
+            )
+            done = [i for i in items if i["status"]["S"] == "SUCCEEDED"]
+            return done[0] if done else None
+
+        item = wait_for(record, timeout=30, interval=0.1, what="the object to be processed")
+        assert item["pk"]["S"] == f"s3://{bucket}/{key}"
+        s3 = session.client("s3", endpoint_url=endpoint)
+        out = s3.get_object(Bucket=bucket, Key="processed/orders/from-cli.jsonl")["Body"].read()
+        assert len(out.splitlines()) == 2
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err.decode()[-2000:]
