@@ -359,7 +359,7 @@ class Faults:
 
     # --- as data (faults file / admin endpoint) -------------------------------------
     def load(self, spec: dict[str, Any], functions: dict[str, str] | None = None) -> None:
-        """Add the faults described by ``spec`` (the faults-file format, see docs/local-cloud.md).
+        """Add the faults described by ``spec`` (the faults-file format, see README "The local cloud").
         ``functions`` maps logical ids to physical names so a file can say "ProcessFunction"."""
         functions = functions or {}
         for f in spec.get("functions", []):

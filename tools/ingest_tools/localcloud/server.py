@@ -8,7 +8,7 @@ Admin API (JSON), under ``/_localcloud/``:
 
 * ``GET  outputs``     the stack outputs and function names;
 * ``GET  faults``      the faults still armed;  ``POST faults`` adds faults (faults-file
-  format, see docs/local-cloud.md);  ``DELETE faults`` clears them;
+  format, see the README);  ``DELETE faults`` clears them;
 * ``GET  deliveries``  EventBridge deliveries (status, attempts, error code, execution);
 * ``POST schedules/<name>/fire``  fires a Scheduler schedule once (``{"deliveries": 2}``);
 * ``POST clock``       ``{"scale": 0}`` virtual time, ``{"scale": 1}`` real time.
