@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -44,21 +43,15 @@ def scenarios(p: Pipeline) -> dict[str, Callable[[], Execution]]:
         return p.wait(p.start(p.rule_input(event)))
 
     def duplicate_in_progress() -> Execution:
-        release, entered = threading.Event(), threading.Event()
-
-        def hold() -> None:
-            entered.set()
-            release.wait(10)
-
-        engine.FAULTS.hold(process, hold)
+        gate = engine.FAULTS.gate(process)
         version = p.put(KEY, GOOD)
         execution_input = p.rule_input(p.s3_event(KEY, version))
         owner = p.start(execution_input)
-        wait_for(entered.is_set, what="the owner to start processing")
+        wait_for(gate.entered.is_set, what="the owner to start processing")
         _S3_OPS.clear()
         run = p.wait(p.start(execution_input))
         s3_client().meta.events.unregister("before-call.s3", _count_s3)  # not the owner's calls
-        release.set()
+        gate.release()
         p.wait(owner)
         return run
 

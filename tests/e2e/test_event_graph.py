@@ -12,7 +12,7 @@ from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
 from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.cloud import LocalCloud
 from ingest_tools.localcloud.pipeline import Pipeline
-from tests.support import sample_file, wait_for
+from tests.support import AWKWARD_KEYS, sample_file, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -146,16 +146,11 @@ def test_duplicate_delivered_in_sequence_processes_once(pipeline: Pipeline) -> N
 def test_ten_concurrent_copies_process_exactly_once(pipeline: Pipeline) -> None:
     key = "incoming/orders/ten.csv"
     process = pipeline.stack.functions["ProcessFunction"]
-    release, entered = threading.Event(), threading.Event()
-
-    def hold() -> None:  # keep the first claim RUNNING while the copies arrive
-        entered.set()
-        release.wait(10)
-
-    pipeline.cloud.faults.hold(process, hold, invocation=engine.invocation_count(process) + 1)
+    # keep the first claim RUNNING while the copies arrive
+    gate = pipeline.cloud.faults.gate(process, invocation=engine.invocation_count(process) + 1)
     version = pipeline.put(key, GOOD)
     event = pipeline.delivery(key, version).event
-    wait_for(entered.is_set, what="the first copy to start processing")
+    wait_for(gate.entered.is_set, what="the first copy to start processing")
     threads = [threading.Thread(target=pipeline.cloud.redeliver, args=(event,)) for _ in range(9)]
     for t in threads:
         t.start()
@@ -164,7 +159,7 @@ def test_ten_concurrent_copies_process_exactly_once(pipeline: Pipeline) -> None:
     pipeline.cloud.deliveries.drain()
     arns = [d.execution_arn for d in pipeline.deliveries_for(key, version)]
     assert len(arns) == 10 and all(arns)
-    release.set()
+    gate.release()
     pipeline.wait_all([a for a in arns if a])
 
     runs = [pipeline.wait(a) for a in arns if a]
@@ -176,15 +171,7 @@ def test_ten_concurrent_copies_process_exactly_once(pipeline: Pipeline) -> None:
     assert record is not None and record["status"] == "SUCCEEDED" and record["attempt"] == 1
 
 
-@pytest.mark.parametrize(
-    "key",
-    [
-        "incoming/orders/with space.csv",
-        "incoming/orders/plus+sign.csv",
-        "incoming/orders/percent%20literal.csv",
-        "incoming/orders/d\u00e9j\u00e0-\u6771\u4eac.csv",
-    ],
-)
+@pytest.mark.parametrize("key", AWKWARD_KEYS)
 def test_awkward_keys_end_to_end(pipeline: Pipeline, key: str) -> None:
     version, run = pipeline.ingest(key, GOOD)
     assert run.status == "SUCCEEDED", run.cause

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
 from ingest_tools.localcloud import engine
 from tests.statemachine.conftest import Pipeline
-from tests.support import sample_file, wait_for
+from tests.support import AWKWARD_KEYS, sample_file, wait_for
 
 pytestmark = pytest.mark.statemachine
 
@@ -39,15 +38,7 @@ def test_happy_path(pipeline: Pipeline) -> None:
     assert pipeline.notifications("DataQualityTopicArn") == []
 
 
-@pytest.mark.parametrize(
-    "key",
-    [
-        "incoming/orders/with space.csv",
-        "incoming/orders/plus+sign.csv",
-        "incoming/orders/percent%20literal.csv",
-        "incoming/orders/d\u00e9j\u00e0-\u6771\u4eac.csv",
-    ],
-)
+@pytest.mark.parametrize("key", AWKWARD_KEYS)
 def test_awkward_keys_take_the_happy_path(pipeline: Pipeline, key: str) -> None:
     version, run = pipeline.ingest(key, GOOD)
     assert run.status == "SUCCEEDED", run.cause
@@ -83,21 +74,14 @@ def test_new_version_of_same_key_is_new_work(pipeline: Pipeline) -> None:
 
 
 def test_duplicate_while_in_progress_ends_without_processing(pipeline: Pipeline) -> None:
-    release = threading.Event()
-    entered = threading.Event()
-
-    def hold() -> None:
-        entered.set()
-        release.wait(10)
-
-    engine.FAULTS.hold(pipeline.functions["ProcessFunction"], hold)
+    gate = engine.FAULTS.gate(pipeline.functions["ProcessFunction"])
     version = pipeline.put(KEY, GOOD)
     execution_input = pipeline.rule_input(pipeline.s3_event(KEY, version))
     owner = pipeline.start(execution_input)
-    wait_for(entered.is_set, what="the first execution to start processing")
+    wait_for(gate.entered.is_set, what="the first execution to start processing")
 
     duplicate = pipeline.wait(pipeline.start(execution_input))
-    release.set()
+    gate.release()
     finished = pipeline.wait(owner)
 
     assert duplicate.status == "SUCCEEDED"
@@ -280,25 +264,18 @@ def test_unknown_dataset_is_bad_data(pipeline: Pipeline) -> None:
 
 
 def test_stale_execution_is_fenced_off(pipeline: Pipeline) -> None:
-    release = threading.Event()
-    entered = threading.Event()
-
-    def hold() -> None:
-        entered.set()
-        release.wait(10)
-
-    engine.FAULTS.hold(pipeline.functions["ProcessFunction"], hold)
+    gate = engine.FAULTS.gate(pipeline.functions["ProcessFunction"])
     version = pipeline.put(KEY, GOOD)
     stale_input = pipeline.rule_input(pipeline.s3_event(KEY, version))
     stale = pipeline.start(stale_input)
-    wait_for(entered.is_set, what="the stale execution to start processing")
+    wait_for(gate.entered.is_set, what="the stale execution to start processing")
 
     # The lease of the stuck execution is declared expired: a takeover request claims it.
     takeover_input = dict(stale_input)
     cutoff = (datetime.now(UTC) + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     takeover_input["request"] = {"reprocess": False, "staleBefore": cutoff}
     takeover = pipeline.wait(pipeline.start(takeover_input))
-    release.set()
+    gate.release()
     fenced = pipeline.wait(stale)
 
     assert takeover.status == "SUCCEEDED" and takeover.path == HAPPY

@@ -16,6 +16,15 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from ingest_tools.localcloud import engine
+from ingest_tools.localcloud.cloud import (
+    LOCAL_ENV,
+    MOTO_CONFIG,
+    POWERTOOLS_LAYER,
+    POWERTOOLS_LAYER_PARAMETER,
+    REGION,
+    ROOT,
+    TEMPLATE,
+)
 from ingest_tools.localcloud.stack import (
     DeployedStack,
     StackDeployError,
@@ -28,24 +37,10 @@ from ingest_tools.localcloud.stack import (
 
 pytestmark = pytest.mark.statemachine
 
-ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE = ROOT / "template.yaml"
-REGION = "us-east-1"
-MOTO_CONFIG: Any = {
-    "stepfunctions": {"execute_state_machine": True},
-    "lambda": {"use_docker": False},
-}
-LAYER_PARAMETER = "/aws/service/powertools/python/arm64/python3.13/3.37.0"
-LAYER_ARN = (
-    "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:1"
-)
+# The local cloud's own settings: these tests deploy exactly what LocalCloud deploys.
+LAYER_PARAMETER, LAYER_ARN = POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_LAYER
 ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": REGION,
-    "AWS_REGION": REGION,
-    "POWERTOOLS_TRACE_DISABLED": "1",
+    k: v for k, v in LOCAL_ENV.items() if k.startswith("AWS_") or k == "POWERTOOLS_TRACE_DISABLED"
 }
 
 

@@ -232,6 +232,20 @@ def named_error(type_name: str, message: str = "") -> Exception:
     return type(type_name, (Exception,), {})(message or type_name)
 
 
+class Gate:
+    """A held invocation: ``entered`` is set when it starts, it runs on after ``release()``."""
+
+    def __init__(self, timeout: float) -> None:
+        self.entered, self._released, self._timeout = threading.Event(), threading.Event(), timeout
+
+    def hold(self) -> None:
+        self.entered.set()
+        self._released.wait(self._timeout)
+
+    def release(self) -> None:
+        self._released.set()
+
+
 class Faults:
     """Injected failures at the boundaries of the local cloud (thread-safe).
 
@@ -266,6 +280,12 @@ class Faults:
         """Run ``before`` (e.g. wait on a threading.Event) before that invocation's handler."""
         with self._lock:
             self._by_function[function][invocation] = FunctionFault(before=before)
+
+    def gate(self, function: str, *, invocation: int = 1, timeout: float = 10.0) -> Gate:
+        """Hold that invocation at its start until ``Gate.release()`` (or ``timeout``)."""
+        gate = Gate(timeout)
+        self.hold(function, gate.hold, invocation=invocation)
+        return gate
 
     def take(self, function: str, number: int) -> FunctionFault | None:
         with self._lock:

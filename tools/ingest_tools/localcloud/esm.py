@@ -117,6 +117,7 @@ class EventSourceMappings:
         self._thread: threading.Thread | None = None
         self._busy = threading.Lock()
         self.invocations: list[dict[str, Any]] = []
+        self._queue_urls: dict[str, str] = {}
 
     def _mappings(self) -> list[Any]:
         backend = lambda_backends[self.account_id][self.region]
@@ -135,8 +136,11 @@ class EventSourceMappings:
         return handled
 
     def _poll(self, esm: Any) -> int:
-        queue_name = esm.event_source_arn.rsplit(":", 1)[-1]
-        queue_url = self._sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+        queue_url = self._queue_urls.get(esm.event_source_arn)
+        if queue_url is None:
+            queue_name = esm.event_source_arn.rsplit(":", 1)[-1]
+            queue_url = self._sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+            self._queue_urls[esm.event_source_arn] = queue_url
         got = self._sqs.receive_message(
             QueueUrl=queue_url,
             MaxNumberOfMessages=min(int(esm.batch_size or 10), 10),

@@ -215,6 +215,7 @@ class DeliveryLog:
 DELIVERIES = DeliveryLog()
 _clients: dict[tuple[str, str], Any] = {}
 _clients_lock = threading.Lock()
+_queue_urls: dict[str, str] = {}  # queue ARN -> URL (GetQueueUrl once per queue)
 
 
 def _client(service: str, region: str) -> Any:
@@ -233,12 +234,13 @@ def _arn_parts(arn: str) -> tuple[str, str, str, str]:
 
 
 def _queue_url(arn: str) -> str:
-    _, region, account, name = _arn_parts(arn)
-    return str(
-        _client("sqs", region).get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)[
-            "QueueUrl"
-        ]
-    )
+    url = _queue_urls.get(arn)
+    if url is None:
+        _, region, account, name = _arn_parts(arn)
+        sqs = _client("sqs", region)
+        url = str(sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"])
+        _queue_urls[arn] = url
+    return url
 
 
 def _target_input(target: dict[str, Any], event: dict[str, Any]) -> str:
@@ -514,3 +516,4 @@ def uninstall() -> None:
     s3_notifications._send_event_bridge_message = _orig_s3_message
     with _clients_lock:
         _clients.clear()
+    _queue_urls.clear()

@@ -557,8 +557,11 @@ class _Shim:
         return attr in cls.ATTRIBUTES
 
     def get_cfn_attribute(self, attribute_name: str) -> Any:
+        """Fn::GetAtt: a declared attribute is the shim's attribute of that name ("Arn" -> arn)."""
         from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
 
+        if attribute_name in self.ATTRIBUTES:
+            return getattr(self, attribute_name.lower())
         raise UnformattedGetAttTemplateException()
 
     def is_created(self) -> bool:
@@ -703,11 +706,6 @@ class _Alarm(_Shim):
         super().__init__(name, account_id, region)
         self.arn = arn
 
-    def get_cfn_attribute(self, attribute_name: str) -> Any:
-        if attribute_name == "Arn":
-            return self.arn
-        return super().get_cfn_attribute(attribute_name)
-
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
         def number(key: str, kind: type = int) -> Any:
@@ -755,11 +753,6 @@ class _Schedule(_Shim):
     def __init__(self, name: str, account_id: str, region: str, arn: str, group: str) -> None:
         super().__init__(name, account_id, region)
         self.arn, self.group = arn, group
-
-    def get_cfn_attribute(self, attribute_name: str) -> Any:
-        if attribute_name == "Arn":
-            return self.arn
-        return super().get_cfn_attribute(attribute_name)
 
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
