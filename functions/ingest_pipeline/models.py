@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from aws_lambda_powertools.utilities.parser import parse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ingest_pipeline.errors import ErrorClass, InvalidEventError
 
@@ -90,3 +90,31 @@ def parse_event(event: Any, model: type[M]) -> M:
         raise InvalidEventError(f"invalid {model.__name__} event: {problems}") from exc
     except Exception as exc:  # powertools wraps some failures in its own exceptions
         raise InvalidEventError(f"invalid {model.__name__} event: {exc}") from exc
+
+
+class ScheduleRun(_Model):
+    """Scheduler's context attributes, substituted into the schedule's input (template.yaml)."""
+
+    schedule_arn: str = Field(alias="scheduleArn", pattern=r"^arn:aws[a-z-]*:scheduler:")
+    scheduled_time: str = Field(
+        alias="scheduledTime", pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$"
+    )
+    execution_id: str = Field(alias="executionId", min_length=1, max_length=200)
+    attempt: str | None = None
+
+    @field_validator("execution_id", "schedule_arn", "scheduled_time", mode="before")
+    @classmethod
+    def _substituted(cls, value: Any) -> Any:
+        if isinstance(value, str) and "<aws.scheduler." in value:
+            raise ValueError(
+                f"{value} was not substituted: Scheduler's context attributes are spelled with "
+                "hyphens (<aws.scheduler.execution-id>), and only in the schedule's Input"
+            )
+        return value
+
+
+class ReconcileRequest(_Model):
+    """The body of one reconcile queue message (one schedule run)."""
+
+    run: ScheduleRun
+    task: str = Field(default="reconcile", pattern="^reconcile$")

@@ -104,7 +104,9 @@ def test_outputs(deployed: Deployed) -> None:
         "ProcessFunction",
         "ClassifyErrorFunction",
         "QuarantineFunction",
+        "ReconcileFunction",
     }
+    assert outputs["ReconcileScheduleArn"].startswith("arn:aws:scheduler:us-east-1:")
 
 
 def test_bucket_versioning_and_settings(deployed: Deployed) -> None:

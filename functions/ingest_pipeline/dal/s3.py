@@ -7,6 +7,7 @@ import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
@@ -230,3 +231,17 @@ def ascii_metadata(metadata: dict[str, str], limit: int = 1800) -> dict[str, str
             break
         out[name] = clean
     return out
+
+
+def list_current_versions(
+    bucket: str, prefix: str, modified_after: datetime
+) -> Iterator[tuple[str, str, datetime]]:
+    """(key, version id, last modified) of the current version of every object under
+    ``prefix`` modified after ``modified_after`` (delete markers and old versions skipped)."""
+    paginator = s3_client().get_paginator("list_object_versions")
+    with aws_errors(f"list versions under s3://{bucket}/{prefix}"):
+        for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
+            for version in page.get("Versions", []):
+                if not version.get("IsLatest") or version["LastModified"] <= modified_after:
+                    continue
+                yield version["Key"], version.get("VersionId") or "null", version["LastModified"]

@@ -28,7 +28,8 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from moto.awslambda.models import LambdaBackend, lambda_backends
+from moto.awslambda.models import LambdaBackend
+from moto.awslambda.utils import get_backend
 from moto.sqs.models import sqs_backends
 
 from ingest_tools.localcloud import engine
@@ -120,7 +121,7 @@ class EventSourceMappings:
         self._queue_urls: dict[str, str] = {}
 
     def _mappings(self) -> list[Any]:
-        backend = lambda_backends[self.account_id][self.region]
+        backend = get_backend(self.account_id, self.region)  # the simple backend without Docker
         return [
             esm
             for esm in backend._event_source_mappings.values()
@@ -200,7 +201,7 @@ class EventSourceMappings:
             queue_name = esm.event_source_arn.rsplit(":", 1)[-1]
             queue = sqs_backends[self.account_id][self.region].queues.get(queue_name)
             if queue is not None:
-                total += queue.approx_number_of_visible_messages
+                total += queue.approximate_number_of_messages  # visible ones
         return total
 
     def start(self, interval: float = 0.02) -> None:

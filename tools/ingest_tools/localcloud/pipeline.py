@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 import uuid
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import boto3
-from boto3.dynamodb.types import TypeDeserializer
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.cloud import (
@@ -103,6 +104,7 @@ class Pipeline:
         self.state_machine = stack.outputs["PipelineStateMachineArn"]
         self.table = stack.outputs["ObjectStateTableName"]
         self.functions = stack.functions
+        self._runs = 0
         self._inboxes = {
             topic: self._subscribe(stack.outputs[topic])
             for topic in ("OperationsTopicArn", "DataQualityTopicArn")
@@ -254,6 +256,76 @@ class Pipeline:
                     }
                 )
                 self.sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+
+    # --- reconciliation -----------------------------------------------------------------
+    @property
+    def reconcile_schedule(self) -> str:
+        return self.stack.outputs["ReconcileScheduleArn"].rsplit("/", 1)[-1]
+
+    def reconcile(
+        self,
+        scheduled_time: dt.datetime | None = None,
+        *,
+        deliveries: int = 1,
+        timeout: float = 30.0,
+    ) -> str:
+        """Fire the reconcile schedule (``deliveries`` times, one run), wait until the run's
+        messages are consumed and every execution it started has ended. Returns the run's
+        scheduled time (the run record's sort key)."""
+        assert self.cloud.schedules is not None and self.cloud.mappings is not None
+        if scheduled_time is None:  # the next distinct run (15 minutes apart, as deployed)
+            self._runs += 1
+            start = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+            scheduled_time = start + dt.timedelta(minutes=15 * self._runs)
+        fired = self.cloud.schedules.fire(
+            self.reconcile_schedule, scheduled_time=scheduled_time, deliveries=deliveries
+        )
+        self.cloud.mappings.drain(timeout)
+        self.cloud.settle(timeout)
+        return fired[0].scheduled_time
+
+    def run_record(self, scheduled_time: str) -> dict[str, Any] | None:
+        schedule_arn = self.stack.outputs["ReconcileScheduleArn"]
+        item = self.ddb.get_item(
+            TableName=self.table,
+            Key={"pk": {"S": f"run#{schedule_arn}"}, "sk": {"S": scheduled_time}},
+            ConsistentRead=True,
+        ).get("Item")
+        deserializer = TypeDeserializer()
+        return {k: deserializer.deserialize(v) for k, v in item.items()} if item else None
+
+    def set_record(self, key: str, version_id: str, **values: Any) -> None:
+        """Overwrite attributes of a state record (arranging "time has passed", e.g.
+        ``retry_after`` or ``claimed_at`` in the past)."""
+        serializer = TypeSerializer()
+        names = {f"#a{i}": name for i, name in enumerate(values)}
+        self.ddb.update_item(
+            TableName=self.table,
+            Key={"pk": {"S": f"s3://{self.bucket}/{key}"}, "sk": {"S": f"v#{version_id}"}},
+            UpdateExpression="SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(values))),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={
+                f":v{i}": serializer.serialize(v) for i, v in enumerate(values.values())
+            },
+        )
+
+    def age_object(self, key: str, seconds: float) -> None:
+        """Make the current version of ``key`` look ``seconds`` older (moto's LastModified)."""
+        from moto.s3.models import s3_backends
+
+        bucket = s3_backends[self.cloud.account_id]["aws"].get_bucket(self.bucket)
+        current = bucket.keys.getlist(key)[-1]
+        current.last_modified = current.last_modified - dt.timedelta(seconds=seconds)
+
+    def executions_for(self, key: str) -> list[Any]:
+        """Every execution (moto's objects: ``.name``, ``.exec_arn``, ``.input_data``,
+        ``.exec_status``) whose input names ``key``, oldest first."""
+        found = [
+            e
+            for e in engine.executions()
+            if isinstance(e.input_data, dict) and e.input_data.get("object", {}).get("key") == key
+        ]
+        return sorted(found, key=lambda e: e.start_date)
 
     def _subscribe(self, topic_arn: str) -> str:
         name = "inbox-" + topic_arn.rsplit(":", 1)[-1][-40:]

@@ -1,0 +1,212 @@
+"""Scheduled reconciliation through the local cloud: Scheduler -> SQS -> ReconcileFunction.
+
+Each test arranges a state the pipeline can end up in (a lost S3 event, a claim whose
+execution died, a transient failure whose backoff elapsed, retries used up), fires the
+schedule the template deploys, and checks DynamoDB, S3, SNS and the executions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from ingest_pipeline.errors import StorageUnavailableError
+from ingest_tools.localcloud import engine
+from ingest_tools.localcloud.pipeline import Pipeline
+from tests.support import sample_file
+
+pytestmark = pytest.mark.e2e
+
+GOOD = sample_file("orders-good.csv")
+LONG_AGO = "2000-01-01T00:00:00.000Z"
+# ProcessObject retries StorageUnavailableError 3 times: 4 failing invocations exhaust it.
+EXHAUST = 4
+
+
+@pytest.fixture
+def p(pipeline: Pipeline) -> Pipeline:
+    return pipeline
+
+
+def rule_name(p: Pipeline) -> str:
+    return p.stack.outputs["ObjectCreatedRuleArn"].rsplit("/", 1)[-1]
+
+
+def upload_without_event(p: Pipeline, key: str) -> str:
+    """Upload while the rule is disabled: the S3 event is lost, as if never delivered."""
+    p.events.disable_rule(Name=rule_name(p))
+    try:
+        version = p.put(key, GOOD)
+        p.cloud.settle()
+    finally:
+        p.events.enable_rule(Name=rule_name(p))
+    return version
+
+
+def failed_transiently(p: Pipeline, key: str) -> str:
+    p.cloud.fail_next("ProcessFunction", StorageUnavailableError("SlowDown"), times=EXHAUST)
+    version, run = p.ingest(key, GOOD)
+    assert run.status == "FAILED" and "RecordRetryableFailure" in run.path
+    return version
+
+
+def test_missed_event_is_started_once_even_when_the_run_is_delivered_twice(p: Pipeline) -> None:
+    key = "incoming/orders/missed.csv"
+    version = upload_without_event(p, key)
+    assert p.record(key, version) is None and p.executions_for(key) == []
+
+    early = p.reconcile(deliveries=2)  # inside the grace period: not missed yet
+    assert p.record(key, version) is None
+    assert p.run_record(early)["summary"]["missedStarted"] == 0  # type: ignore[index]
+
+    p.age_object(key, 20 * 60)
+    when = p.reconcile(dt.datetime(2026, 11, 21, 10, 15, tzinfo=dt.UTC), deliveries=2)
+
+    record = p.record(key, version)
+    assert record is not None
+    assert (record["status"], record["attempt"], record["trigger_source"]) == (
+        "SUCCEEDED",
+        1,
+        "ingest-pipeline.reconcile",
+    )
+    (execution,) = p.executions_for(key)
+    assert execution.name.startswith("start-missed-")
+    assert p.versions("processed/orders/missed.jsonl") == 1
+    run = p.run_record(when)
+    assert run is not None
+    assert (run["status"], run["claims"], run["duplicate_deliveries"]) == ("SUCCEEDED", 1, 1)
+    assert run["summary"]["missedStarted"] == 1
+    assert run["execution_id"] and when == "2026-11-21T10:15:00Z"
+
+
+def test_a_delivery_that_meets_a_live_run_is_retried_not_dropped(p: Pipeline) -> None:
+    mappings, schedules = p.cloud.mappings, p.cloud.schedules
+    assert mappings is not None and schedules is not None
+    mappings.stop()  # poll by hand
+    when = dt.datetime(2026, 11, 21, 11, 0, tzinfo=dt.UTC)
+    schedule_arn = p.stack.outputs["ReconcileScheduleArn"]
+    # Another delivery of this run holds it (its Lambda is still running).
+    p.ddb.put_item(
+        TableName=p.table,
+        Item={
+            "pk": {"S": f"run#{schedule_arn}"},
+            "sk": {"S": "2026-11-21T11:00:00Z"},
+            "status": {"S": "RUNNING"},
+            "claimed_at": {"S": "2026-11-21T11:00:01.000Z"},
+            "lease_until": {"S": "2999-01-01T00:00:00.000Z"},
+            "claims": {"N": "1"},
+        },
+    )
+    schedules.fire(p.reconcile_schedule, scheduled_time=when)
+    assert mappings.poll_once() == 1
+    assert mappings.invocations[-1]["failed"]  # a batch item failure: the message stays
+    assert p.run_record("2026-11-21T11:00:00Z")["status"] == "RUNNING"  # type: ignore[index]
+
+    # The holder died: its lease expires, and the redelivered message runs the schedule run.
+    p.ddb.update_item(
+        TableName=p.table,
+        Key={"pk": {"S": f"run#{schedule_arn}"}, "sk": {"S": "2026-11-21T11:00:00Z"}},
+        UpdateExpression="SET lease_until = :past",
+        ExpressionAttributeValues={":past": {"S": LONG_AGO}},
+    )
+    mappings.drain()
+    run = p.run_record("2026-11-21T11:00:00Z")
+    assert run is not None and (run["status"], run["claims"]) == ("SUCCEEDED", 2)
+
+
+def test_stuck_running_claim_is_recovered_after_its_lease(p: Pipeline) -> None:
+    key = "incoming/orders/stuck.csv"
+    process = p.stack.functions["ProcessFunction"]
+    gate = p.cloud.faults.gate(process, invocation=engine.invocation_count(process) + 1)
+    version = p.put(key, GOOD)
+    assert gate.entered.wait(10)
+    (stuck,) = p.executions_for(key)
+    p.sfn.stop_execution(executionArn=stuck.exec_arn, error="Lost", cause="worker died")
+    gate.release()
+    p.cloud.settle()
+    record = p.record(key, version)
+    assert record is not None and (record["status"], record["attempt"]) == ("RUNNING", 1)
+
+    p.reconcile()  # lease (3600 s) not expired: left alone
+    assert p.record(key, version)["status"] == "RUNNING"  # type: ignore[index]
+
+    p.set_record(key, version, claimed_at=LONG_AGO)
+    p.reconcile()
+
+    record = p.record(key, version)
+    assert record is not None
+    assert (record["status"], record["attempt"]) == ("SUCCEEDED", 2)
+    assert record["execution_arn"] != stuck.exec_arn
+    first, second = p.executions_for(key)
+    assert first.exec_arn == stuck.exec_arn
+    assert second.name.startswith("recover-") and second.exec_status == "SUCCEEDED"
+    assert second.input_data["request"]["staleBefore"] > LONG_AGO
+    # The dead execution's Lambda had finished its write before the execution was lost, so
+    # the object was processed twice: the same rows, written again (a claim only fences the
+    # record, not a side effect that already happened).
+    assert len(p.read("processed/orders/stuck.jsonl").splitlines()) == 2
+
+
+def test_transient_failure_is_retried_once_its_backoff_elapsed(p: Pipeline) -> None:
+    key = "incoming/orders/flaky.csv"
+    version = failed_transiently(p, key)
+    record = p.record(key, version)
+    assert record is not None and record["retry_after"] > record["failed_at"]
+
+    waited = p.reconcile()
+    assert p.run_record(waited)["summary"]["waitingBackoff"] == 1  # type: ignore[index]
+    assert len(p.executions_for(key)) == 1
+
+    p.set_record(key, version, retry_after=LONG_AGO)
+    retried = p.reconcile()
+
+    record = p.record(key, version)
+    assert record is not None
+    assert (record["status"], record["attempt"]) == ("SUCCEEDED", 2)
+    assert "open_state" not in record  # nothing left to reconcile
+    assert p.run_record(retried)["summary"]["retried"] == 1  # type: ignore[index]
+    assert p.executions_for(key)[-1].name.startswith("retry-")
+    assert p.notifications("OperationsTopicArn") == []
+
+
+def test_retries_exhausted_escalate_to_operations_once(p: Pipeline) -> None:
+    key = "incoming/orders/hopeless.csv"
+    version = failed_transiently(p, key)
+    p.set_record(key, version, attempt=5, retry_after=LONG_AGO)  # five attempts have failed
+
+    first = p.reconcile()
+    p.reconcile()  # a later run finds nothing left to escalate
+
+    record = p.record(key, version)
+    assert record is not None
+    assert (record["status"], record["retryable"], record["open_state"]) == (
+        "FAILED",
+        False,
+        "FAILED",
+    )
+    assert record["escalated_at"] and "5 attempts" in record["escalation_reason"]
+    assert len(p.executions_for(key)) == 1  # no new attempt
+    (note,) = p.notifications("OperationsTopicArn")
+    assert note["subject"] == f"[ingest] retries exhausted: {key}"
+    assert note["message"]["object"] == {"bucket": p.bucket, "key": key, "versionId": version}
+    assert f"ingestctl reprocess --key '{key}'" in note["message"]["action"]
+    assert p.run_record(first)["summary"]["escalated"] == 1  # type: ignore[index]
+
+
+def test_malformed_run_message_is_dead_lettered_with_its_reason(p: Pipeline) -> None:
+    url = p.stack.outputs["ReconcileQueueUrl"]
+    body = {"run": {"scheduleArn": "arn:aws:scheduler:us-east-1:123456789012:schedule/default/x",
+                    "scheduledTime": "2026-11-21T10:00:00Z",
+                    "executionId": "<aws.scheduler.execution_id>"}}  # fmt: skip
+    p.sqs.send_message(QueueUrl=url, MessageBody=json.dumps(body))
+    assert p.cloud.mappings is not None
+    p.cloud.mappings.drain()
+
+    dlq = p.stack.outputs["ReconcileDLQUrl"]
+    got = p.sqs.receive_message(QueueUrl=dlq, AttributeNames=["All"])
+    (message,) = got["Messages"]
+    assert json.loads(message["Body"]) == body
+    assert int(message["Attributes"]["ApproximateReceiveCount"]) >= 5
+    assert p.sqs.receive_message(QueueUrl=url).get("Messages") is None

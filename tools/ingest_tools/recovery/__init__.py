@@ -1,0 +1,1 @@
+"""Recovery tooling: read dead-lettered failure records and put them back to work."""
