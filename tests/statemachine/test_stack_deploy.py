@@ -264,6 +264,7 @@ def test_functions_configuration(deployed: Deployed) -> None:
         "ProcessFunction": 300,
         "ClassifyErrorFunction": 10,
         "QuarantineFunction": 120,
+        "ReconcileFunction": 120,
     }
 
 

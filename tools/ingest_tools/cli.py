@@ -2,15 +2,26 @@
 
 ingestctl local up [--port 4566] [--outputs FILE] [--faults FILE] [--real-time]
 ingestctl local demo
+ingestctl inspect QUEUE [--json]
+ingestctl redrive QUEUE [--dry-run] [--force] [--error-code C] [--rule R] [--older-than 1h]
+                        [--newer-than 7d] [--max N] [--rate R] [--concurrency N] [--json]
+ingestctl reprocess (--key K | --prefix P | --error-class C) [--version V] [--dry-run] [--json]
+
+The recovery commands find the stack's resources from --stack NAME (CloudFormation outputs)
+or --outputs FILE (what `ingestctl local up --outputs` writes); --endpoint-url points every
+client at another endpoint (the local cloud: http://127.0.0.1:4566).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import signal
 import sys
 import threading
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +68,186 @@ def _local_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.template), as_json=args.json)
 
 
+# --- recovery commands -----------------------------------------------------------------
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(text: str) -> timedelta:
+    """``90s``, ``15m``, ``2h``, ``7d``."""
+    match = _DURATION.match(text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 90s, 15m, 2h or 7d")
+    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def _aws(args: argparse.Namespace) -> Any:
+    """A boto3 session for the recovery commands (and the environment the DAL clients read)."""
+    import boto3
+
+    outputs_file = getattr(args, "outputs", None)
+    endpoint = args.endpoint_url
+    region = args.region
+    if outputs_file:
+        described = json.loads(Path(outputs_file).read_text())
+        endpoint = endpoint or described.get("endpoint")
+        region = region or described.get("region")
+    if endpoint:
+        os.environ["AWS_ENDPOINT_URL"] = endpoint  # every client, the DAL's included
+    if region:
+        os.environ["AWS_DEFAULT_REGION"] = region
+    return boto3.session.Session(region_name=region)
+
+
+def _client(session: Any, service: str) -> Any:
+    from botocore.config import Config
+
+    return session.client(service, config=Config(retries={"mode": "standard", "max_attempts": 5}))
+
+
+def _stack_outputs(args: argparse.Namespace, session: Any) -> dict[str, str]:
+    if getattr(args, "outputs", None):
+        described = json.loads(Path(args.outputs).read_text())
+        return dict(described.get("outputs", described))
+    if getattr(args, "stack", None):
+        stack = _client(session, "cloudformation").describe_stacks(StackName=args.stack)
+        return {o["OutputKey"]: o["OutputValue"] for o in stack["Stacks"][0].get("Outputs", [])}
+    return {}
+
+
+def _queue_url(queue: str, outputs: dict[str, str], sqs: Any) -> str:
+    """A queue URL from a URL, an ARN, a stack output name (EventDeliveryDLQ) or a name."""
+    if queue.startswith(("https://", "http://")):
+        return queue
+    for key in (queue, f"{queue}Url"):
+        if outputs.get(key, "").startswith(("https://", "http://")):
+            return outputs[key]
+    name = queue.rsplit(":", 1)[-1] if queue.startswith("arn:") else queue
+    return str(sqs.get_queue_url(QueueName=name)["QueueUrl"])
+
+
+def _need(outputs: dict[str, str], key: str, flag: str, value: str | None) -> str:
+    if value:
+        return value
+    if outputs.get(key):
+        return outputs[key]
+    raise SystemExit(f"ingestctl: {flag} is required (or --stack / --outputs with {key})")
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from ingest_tools.recovery.inspect import inspect_queue, render
+
+    session = _aws(args)
+    sqs = _client(session, "sqs")
+    url = _queue_url(args.queue, _stack_outputs(args, session), sqs)
+    summary = inspect_queue(sqs, url, limit=args.limit)
+    print(json.dumps(summary.to_dict(), indent=2) if args.json else render(summary))
+    return 0
+
+
+def _redrive(args: argparse.Namespace) -> int:
+    from ingest_tools.recovery.redrive import RedriveOptions, Redriver
+
+    session = _aws(args)
+    outputs = _stack_outputs(args, session)
+    sqs = _client(session, "sqs")
+    options = RedriveOptions(
+        queue_url=_queue_url(args.queue, outputs, sqs),
+        redrive_source=args.source
+        or outputs.get("RedriveEventSource")
+        or "ingest-pipeline.redrive",
+        event_bus=args.bus,
+        dry_run=args.dry_run,
+        force=args.force,
+        error_codes=frozenset(args.error_code or ()),
+        origins=frozenset(args.rule or ()),
+        older_than=args.older_than,
+        newer_than=args.newer_than,
+        max_messages=args.max,
+        rate=args.rate,
+        concurrency=args.concurrency,
+        visibility_timeout=args.visibility_timeout,
+        ledger_table=None
+        if args.no_ledger
+        else (args.ledger_table or outputs.get("ObjectStateTableName")),
+        progress=not args.json and sys.stderr.isatty() if args.progress is None else args.progress,
+    )
+    report = Redriver(
+        options,
+        sqs=sqs,
+        events=_client(session, "events"),
+        dynamodb=_client(session, "dynamodb"),
+        stepfunctions=_client(session, "stepfunctions"),
+        lambda_client=_client(session, "lambda"),
+    ).run()
+    summary = report.to_dict()
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+    else:
+        counts = summary["counts"]
+        print(" ".join(f"{k}={v}" for k, v in counts.items() if v) or "the queue was empty")
+        for item in summary["leftInQueue"]:
+            line = f"  {item['status']:<15} {item['message_id']}  {item.get('object_key') or ''}"
+            print(line.rstrip())
+            if item.get("reason"):
+                print(f"  {'':<15} {item['reason']}")
+            if item.get("entry"):
+                print(f"  {'':<15} -> {json.dumps(item['entry'], default=str)[:400]}")
+    failed = summary["counts"]["failed"] + summary["counts"]["unreadable"]
+    return 1 if failed else 0
+
+
+def _reprocess(args: argparse.Namespace) -> int:
+    from ingest_tools.recovery.reprocess import reprocess, select_records
+
+    session = _aws(args)
+    outputs = _stack_outputs(args, session)
+    table = _need(outputs, "ObjectStateTableName", "--table", args.table)
+    bucket = _need(outputs, "IngestBucketName", "--bucket", args.bucket)
+    machine = _need(
+        outputs, "PipelineStateMachineArn", "--state-machine-arn", args.state_machine_arn
+    )
+    records = select_records(
+        table,
+        bucket,
+        key=args.key,
+        prefix=args.prefix,
+        error_class=args.error_class,
+        version_id=args.version,
+    )
+    results = reprocess(records, state_machine_arn=machine, dry_run=args.dry_run)
+    rows = [
+        {
+            "key": r.decision.object.key,
+            "versionId": r.decision.object.version_id,
+            "action": r.decision.action,
+            "outcome": r.outcome,
+            "executionArn": r.execution_arn,
+            "reason": r.decision.reason,
+            **({"note": r.note} if r.note else {}),
+        }
+        for r in results
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif not rows:
+        print("no matching state records")
+    for row in [] if args.json else rows:
+        print(f"{row['outcome']:<16} {row['key']} ({row['versionId']})")
+        print(f"{'':<16} {row['action']}: {row['reason']}")
+        if row["executionArn"]:
+            print(f"{'':<16} {row['executionArn']}")
+    return 0
+
+
+def _aws_arguments(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--stack", help="CloudFormation stack whose outputs name the resources")
+    where.add_argument("--outputs", help="stack outputs JSON (ingestctl local up --outputs)")
+    parser.add_argument("--endpoint-url", help="send every AWS call here (e.g. the local cloud)")
+    parser.add_argument("--region")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ingest_tools.localcloud.cloud import TEMPLATE
 
@@ -81,7 +272,63 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--template", default=str(TEMPLATE))
     demo.add_argument("--json", action="store_true", help="print the rows as JSON")
     demo.set_defaults(func=_local_demo)
+    _recovery_commands(commands)
     return parser
+
+
+def _recovery_commands(commands: Any) -> None:
+    inspect = commands.add_parser(
+        "inspect", help="summarise a dead-letter queue without consuming it"
+    )
+    inspect.add_argument("queue", help="queue URL, ARN, name or stack output (EventDeliveryDLQ)")
+    inspect.add_argument("--limit", type=int, default=1000, help="messages to look at (1000)")
+    inspect.add_argument("--json", action="store_true")
+    _aws_arguments(inspect)
+    inspect.set_defaults(func=_inspect)
+
+    redrive = commands.add_parser(
+        "redrive", help="move a dead-letter queue's messages back where they failed to go"
+    )
+    redrive.add_argument("queue", help="queue URL, ARN, name or stack output (EventDeliveryDLQ)")
+    redrive.add_argument("--dry-run", action="store_true", help="show what would be sent")
+    redrive.add_argument(
+        "--force",
+        action="store_true",
+        help="also send records whose error will repeat (NO_PERMISSIONS, NO_RESOURCE, ...)",
+    )
+    redrive.add_argument("--error-code", action="append", help="only this ERROR_CODE (repeat)")
+    redrive.add_argument("--rule", action="append", help="only this rule/schedule ARN or name")
+    redrive.add_argument("--older-than", type=duration, help="only dead-lettered before, e.g. 1h")
+    redrive.add_argument("--newer-than", type=duration, help="only dead-lettered within, e.g. 7d")
+    redrive.add_argument("--max", type=int, help="at most this many messages")
+    redrive.add_argument("--rate", type=float, help="messages per second (all workers)")
+    redrive.add_argument("--concurrency", type=int, default=4)
+    redrive.add_argument("--visibility-timeout", type=int, default=300)
+    redrive.add_argument("--source", help="source for reserved aws.* events (stack default)")
+    redrive.add_argument("--bus", help="event bus (default: the bus of the rule in RULE_ARN)")
+    redrive.add_argument("--ledger-table", help="sent-ledger table (default: the state table)")
+    redrive.add_argument("--no-ledger", action="store_true", help="do not keep a sent ledger")
+    redrive.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None,
+        help="progress line on stderr (default: when stderr is a terminal)",
+    )  # fmt: skip
+    redrive.add_argument("--json", action="store_true", help="print a JSON summary")
+    _aws_arguments(redrive)
+    redrive.set_defaults(func=_redrive)
+
+    again = commands.add_parser("reprocess", help="run FAILED objects through the pipeline again")
+    select = again.add_mutually_exclusive_group(required=True)
+    select.add_argument("--key", help="one object key (every version's record)")
+    select.add_argument("--prefix", help="FAILED/stuck objects under this key prefix")
+    select.add_argument("--error-class", choices=["TRANSIENT", "CONFIGURATION", "PERMANENT"])
+    again.add_argument("--version", help="only this version id")
+    again.add_argument("--dry-run", action="store_true")
+    again.add_argument("--json", action="store_true")
+    again.add_argument("--table")
+    again.add_argument("--bucket")
+    again.add_argument("--state-machine-arn")
+    _aws_arguments(again)
+    again.set_defaults(func=_reprocess)
 
 
 def main(argv: list[str] | None = None) -> int:

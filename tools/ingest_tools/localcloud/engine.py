@@ -841,11 +841,19 @@ _orig_key_response = _s3_responses.S3Response.key_response
 _orig_bucket_response = _s3_responses.S3Response.bucket_response
 
 
+class _InjectedFault(_ServiceException):
+    """An injected error. Not in a ``moto.<service>`` module, so moto's serializer looks its
+    shape up in the service being called (for ``moto.core`` it would look up "core")."""
+
+
+_InjectedFault.__module__ = "ingest_tools.localcloud.engine"
+
+
 def _call_action(self: Any) -> Any:
     fault = FAULTS.take_operation(self.boto3_service_name, self._get_action())
     if fault is None:
         return _orig_call_action(self)
-    _, headers, body = self.serialized(_ActionResult(_ServiceException(fault.code, fault.message)))
+    _, headers, body = self.serialized(_ActionResult(_InjectedFault(fault.code, fault.message)))
     headers, body = self._enrich_response(headers, body)
     return fault.status, headers, body
 
