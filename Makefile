@@ -6,7 +6,7 @@
 #   make test        bootstrap + lint + build + the whole pytest suite (what .ci/run runs)
 #   make unit        unit tests only
 #   make demo        every workflow path on the embedded local cloud, one table (< 30 s)
-#   make bench       latency per path, burst throughput, make test wall time
+#   make bench       latency per path, burst throughput, make test wall time, redrive vs seed 002
 #   make up          ingestctl local up: the local cloud on http://127.0.0.1:4566
 #   make cost        python scripts/cost_report.py
 #   make clean       caches and build output (make distclean also removes both virtualenvs)
@@ -21,6 +21,7 @@ PYTHON ?= python3
 TEMPLATE ?= template.yaml
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+REDRIVE_BENCH_ARGS ?=
 
 VENV := .venv
 SAM_VENV := .venv-sam
@@ -104,8 +105,9 @@ unit: bootstrap  ## unit tests only
 demo: $(DEV_STAMP)  ## every workflow path through the local cloud (S3 -> EventBridge -> Step Functions), one table
 	$(BIN)/ingestctl local demo
 
-bench: bootstrap  ## latency per path, 1,000-object burst, make test wall time (prints figures)
+bench: bootstrap  ## latency per path, 1,000-object burst, make test wall time, redrive vs seed 002
 	$(PY) scripts/bench.py $(BENCH_ARGS)
+	$(PY) scripts/bench_redrive.py $(REDRIVE_BENCH_ARGS)
 
 up: $(DEV_STAMP)  ## serve the local cloud on 127.0.0.1:4566 (ingestctl local up)
 	$(BIN)/ingestctl local up --outputs .localcloud/outputs.json

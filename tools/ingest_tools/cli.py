@@ -302,7 +302,7 @@ def _recovery_commands(commands: Any) -> None:
     redrive.add_argument("--newer-than", type=duration, help="only dead-lettered within, e.g. 7d")
     redrive.add_argument("--max", type=int, help="at most this many messages")
     redrive.add_argument("--rate", type=float, help="messages per second (all workers)")
-    redrive.add_argument("--concurrency", type=int, default=4)
+    redrive.add_argument("--concurrency", type=int, default=1, help="workers (1)")
     redrive.add_argument("--visibility-timeout", type=int, default=300)
     redrive.add_argument("--source", help="source for reserved aws.* events (stack default)")
     redrive.add_argument("--bus", help="event bus (default: the bus of the rule in RULE_ARN)")

@@ -95,7 +95,7 @@ class RedriveOptions:
     newer_than: timedelta | None = None
     max_messages: int | None = None
     rate: float | None = None  # messages per second, all workers together
-    concurrency: int = 4
+    concurrency: int = 1
     visibility_timeout: int = 300
     entry_attempts: int = 5
     ledger_table: str | None = None
@@ -198,6 +198,9 @@ class Redriver:
         self._limiter = _RateLimiter(options.rate)
         self._queue_arn: str | None = None
         self._stop = threading.Event()
+        self._active = 0  # workers handling a batch (their failed entries may come back)
+        self._inflight: set[str] = set()  # message ids being handled by some worker
+        self._sent_ids: set[str] = set()  # sent in this run (a duplicate receipt is dropped)
 
     # --- the run ------------------------------------------------------------------------
     def run(self) -> RedriveReport:
@@ -231,11 +234,37 @@ class Redriver:
             messages = got.get("Messages", [])
             self._unreserve(want - len(messages))
             if not messages:
-                return  # nothing visible: the queue is drained (or only held messages remain)
+                with self._lock:
+                    busy = self._active
+                if not busy:
+                    return  # nothing visible and nobody working: drained (or only held left)
+                time.sleep(0.02)  # another worker may make failed entries visible again
+                continue
+            messages = self._claim(messages)
             self._limiter.take(len(messages))
-            self._handle(messages)
+            try:
+                self._handle(messages)
+            finally:
+                with self._lock:
+                    self._active -= 1
+                    self._inflight.difference_update(m["MessageId"] for m in messages)
             if self.o.progress:
                 self._progress()
+
+    def _claim(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Drop copies of messages another worker is handling or this run already sent (SQS
+        standard queues may hand out a message twice)."""
+        with self._lock:
+            self._active += 1
+            mine = [
+                m
+                for m in messages
+                if m["MessageId"] not in self._inflight and m["MessageId"] not in self._sent_ids
+            ]
+            sent_again = [m for m in messages if m["MessageId"] in self._sent_ids]
+            self._inflight.update(m["MessageId"] for m in mine)
+        self._delete(sent_again)  # sent already: only this copy's delete is left to do
+        return mine
 
     def _reserve(self, n: int) -> int:
         with self._lock:
@@ -427,6 +456,7 @@ class Redriver:
         self._ledger_write([m["MessageId"] for m, _, _ in accepted])
         self._delete([m for m, _, _ in accepted])
         with self._lock:
+            self._sent_ids.update(m["MessageId"] for m, _, _ in accepted)
             for message, record, _ in accepted:
                 self.report.outcomes[message["MessageId"]] = Outcome(
                     message["MessageId"],
@@ -447,6 +477,8 @@ class Redriver:
             self._tries[message_id] += 1
             again = self._tries[message_id] < self.o.entry_attempts
         if again:  # visible again at once: this run picks it up again
+            with self._lock:
+                self._inflight.discard(message_id)
             self.sqs.change_message_visibility(
                 QueueUrl=self.o.queue_url,
                 ReceiptHandle=message["ReceiptHandle"],
