@@ -112,6 +112,7 @@ class LocalCloud:
         return self
 
     def _start(self) -> None:
+        from ingest_pipeline.dal.aws import client as aws_client
         from ingest_pipeline.dal.s3 import s3_client
 
         self._saved_env = {name: os.environ.get(name) for name in LOCAL_ENV}
@@ -127,6 +128,7 @@ class LocalCloud:
         self._mock = mock_aws(config=MOTO_CONFIG)
         self._mock.start()
         s3_client.cache_clear()  # clients bound to this mock
+        aws_client.cache_clear()
         put_public_parameter(POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_LAYER, region=self.region)
         self.stack = deploy(
             self.template,
@@ -140,6 +142,7 @@ class LocalCloud:
             self.mappings.start()
 
     def stop(self) -> None:
+        from ingest_pipeline.dal.aws import client as aws_client
         from ingest_pipeline.dal.s3 import s3_client
 
         for server in self._servers:
@@ -160,6 +163,7 @@ class LocalCloud:
         engine.SLEEP_SCALE = 0.0
         events.DELIVERIES.clear()
         s3_client.cache_clear()
+        aws_client.cache_clear()
         for name, value in self._saved_env.items():
             if value is None:
                 os.environ.pop(name, None)
