@@ -853,7 +853,13 @@ def _call_action(self: Any) -> Any:
     fault = FAULTS.take_operation(self.boto3_service_name, self._get_action())
     if fault is None:
         return _orig_call_action(self)
-    _, headers, body = self.serialized(_ActionResult(_InjectedFault(fault.code, fault.message)))
+    _, headers, body = self.serialized(
+        _ActionResult(
+            (_InjectedFault if self.service_name == "sqs" else _ServiceException)(
+                fault.code, fault.message
+            )
+        )
+    )
     headers, body = self._enrich_response(headers, body)
     return fault.status, headers, body
 
