@@ -13,7 +13,6 @@ import json
 import pytest
 
 from ingest_pipeline.errors import StorageUnavailableError
-from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.pipeline import Pipeline
 from tests.support import sample_file
 
@@ -118,14 +117,7 @@ def test_a_delivery_that_meets_a_live_run_is_retried_not_dropped(p: Pipeline) ->
 
 def test_stuck_running_claim_is_recovered_after_its_lease(p: Pipeline) -> None:
     key = "incoming/orders/stuck.csv"
-    process = p.stack.functions["ProcessFunction"]
-    gate = p.cloud.faults.gate(process, invocation=engine.invocation_count(process) + 1)
-    version = p.put(key, GOOD)
-    assert gate.entered.wait(10)
-    (stuck,) = p.executions_for(key)
-    p.sfn.stop_execution(executionArn=stuck.exec_arn, error="Lost", cause="worker died")
-    gate.release()
-    p.cloud.settle()
+    version, stuck = p.abort_while_processing(key, GOOD)
     record = p.record(key, version)
     assert record is not None and (record["status"], record["attempt"]) == ("RUNNING", 1)
 

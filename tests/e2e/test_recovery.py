@@ -15,7 +15,6 @@ import pytest
 
 from ingest_pipeline.errors import AccessDeniedError
 from ingest_tools import cli
-from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
 from tests.support import EVENTS, sample_file, wait_for
@@ -245,14 +244,7 @@ def test_reprocess_a_dead_claim_redrives_or_takes_it_over(
     p: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     key = "incoming/orders/aborted.csv"
-    process = p.stack.functions["ProcessFunction"]
-    gate = p.cloud.faults.gate(process, invocation=engine.invocation_count(process) + 1)
-    version = p.put(key, GOOD)
-    assert gate.entered.wait(10)
-    (aborted,) = p.executions_for(key)
-    p.sfn.stop_execution(executionArn=aborted.exec_arn)
-    gate.release()
-    p.cloud.settle()
+    version, _ = p.abort_while_processing(key, GOOD)
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps(p.cloud.describe()))
 

@@ -1,4 +1,4 @@
-"""Clients and error mapping for DynamoDB, Step Functions and SNS (S3 lives in ``s3.py``).
+"""Clients and error mapping for every AWS adapter (``s3.py`` adds S3's own error codes).
 
 Every client uses botocore's "standard" retry mode (exponential backoff with jitter on
 throttling and 5xx); what still fails after it is mapped to the pipeline's taxonomy.
@@ -6,21 +6,28 @@ throttling and 5xx); what still fails after it is mapped to the pipeline's taxon
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
 import boto3
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ingest_pipeline.dal.s3 import BOTO_CONFIG
 from ingest_pipeline.errors import (
     AccessDeniedError,
     ConfigurationError,
     MissingResourceError,
     PipelineError,
     StorageUnavailableError,
+)
+
+# botocore's "standard" retry mode: exponential backoff with jitter on throttling and 5xx.
+BOTO_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 5},
+    connect_timeout=5,
+    read_timeout=30,
 )
 
 _TRANSIENT = {
@@ -60,6 +67,13 @@ def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", "Unknown"))
 
 
+def is_error(exc: BaseException, *codes: str) -> bool:
+    """True when ``exc`` is, or was translated by ``aws_errors`` from, a ClientError with one
+    of ``codes`` (an expected answer, such as a failed condition, rather than a failure)."""
+    cause = exc if isinstance(exc, ClientError) else exc.__cause__
+    return isinstance(cause, ClientError) and error_code(cause) in codes
+
+
 def map_client_error(exc: ClientError, action: str) -> PipelineError:
     code = error_code(exc)
     message = f"{action}: {code}: {exc.response.get('Error', {}).get('Message', '')}".rstrip(": ")
@@ -73,13 +87,17 @@ def map_client_error(exc: ClientError, action: str) -> PipelineError:
 
 
 @contextmanager
-def aws_errors(action: str) -> Iterator[None]:
-    """Translate botocore errors raised inside the block into the pipeline's taxonomy."""
+def aws_errors(
+    action: str, mapper: Callable[[ClientError, str], PipelineError] = map_client_error
+) -> Iterator[None]:
+    """Translate botocore errors raised inside the block into the pipeline's taxonomy
+    (``mapper`` turns a service's error codes into our exceptions)."""
     try:
         yield
     except PipelineError:
         raise
     except ClientError as exc:
-        raise map_client_error(exc, action) from exc
+        raise mapper(exc, action) from exc
     except BotoCoreError as exc:
+        # Connection resets, read timeouts, truncated bodies: botocore already retried.
         raise StorageUnavailableError(f"{action}: {exc}") from exc

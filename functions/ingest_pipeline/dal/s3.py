@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -14,9 +14,10 @@ from urllib.parse import unquote_plus
 
 import boto3
 from boto3.s3.transfer import TransferConfig
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
+from ingest_pipeline.dal.aws import BOTO_CONFIG, error_code
+from ingest_pipeline.dal.aws import aws_errors as _aws_errors
 from ingest_pipeline.errors import (
     AccessDeniedError,
     ConfigurationError,
@@ -30,12 +31,6 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 READ_BUFFER_BYTES = 256 * 1024
-# botocore's "standard" retry mode: exponential backoff with jitter on throttling and 5xx.
-BOTO_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 5},
-    connect_timeout=5,
-    read_timeout=30,
-)
 TRANSFER_CONFIG = TransferConfig(
     multipart_threshold=16 * 1024 * 1024,
     multipart_chunksize=16 * 1024 * 1024,
@@ -70,22 +65,13 @@ def s3_client() -> S3Client:
     return boto3.client("s3", config=BOTO_CONFIG)
 
 
-@contextmanager
-def aws_errors(action: str) -> Iterator[None]:
-    """Translate botocore errors raised inside the block into the pipeline's taxonomy."""
-    try:
-        yield
-    except PipelineError:
-        raise
-    except ClientError as exc:
-        raise map_client_error(exc, action) from exc
-    except BotoCoreError as exc:
-        # Connection resets, read timeouts, truncated bodies: botocore already retried.
-        raise StorageUnavailableError(f"{action}: {exc}") from exc
+def aws_errors(action: str) -> AbstractContextManager[None]:
+    """``dal.aws.aws_errors`` with S3's error codes."""
+    return _aws_errors(action, map_client_error)
 
 
 def map_client_error(exc: ClientError, action: str) -> PipelineError:
-    code = str(exc.response.get("Error", {}).get("Code", "Unknown"))
+    code = error_code(exc)
     message = f"{action}: {code}: {exc.response.get('Error', {}).get('Message', '')}".rstrip(": ")
     if code in _NOT_FOUND:
         return ObjectNotFoundError(message)

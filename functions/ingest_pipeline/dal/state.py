@@ -20,7 +20,8 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from ingest_pipeline.dal.aws import aws_errors, client, error_code
+from ingest_pipeline.dal.aws import aws_errors, client, is_error
+from ingest_pipeline.errors import PipelineError
 from ingest_pipeline.logic.reconcile import ObjectVersion, OpenRecord, iso_ms, parse_time
 
 OPEN_STATE_INDEX = "OpenStateIndex"
@@ -56,8 +57,9 @@ def open_record(item: dict[str, Any]) -> OpenRecord | None:
     )
 
 
-def query_open(table: str, open_state: str) -> Iterator[OpenRecord]:
-    """Every record whose open_state is ``open_state`` (RUNNING, RETRYABLE or FAILED)."""
+def query_open_items(table: str, open_state: str) -> Iterator[dict[str, Any]]:
+    """Every record whose open_state is ``open_state`` (RUNNING, RETRYABLE or FAILED), with
+    the attributes the index projects."""
     ddb = client("dynamodb")
     kwargs: dict[str, Any] = {
         "TableName": table,
@@ -68,23 +70,17 @@ def query_open(table: str, open_state: str) -> Iterator[OpenRecord]:
     while True:
         with aws_errors(f"query {OPEN_STATE_INDEX} open_state={open_state}"):
             page = ddb.query(**kwargs)
-        for raw in page.get("Items", []):
-            record = open_record(_item(raw))
-            if record is not None:
-                yield record
+        yield from (_item(raw) for raw in page.get("Items", []))
         if "LastEvaluatedKey" not in page:
             return
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-def get_record(table: str, obj: ObjectVersion) -> dict[str, Any] | None:
-    with aws_errors(f"get state record {obj.pk} {obj.sk}"):
-        got = client("dynamodb").get_item(
-            TableName=table,
-            Key={"pk": {"S": obj.pk}, "sk": {"S": obj.sk}},
-            ConsistentRead=True,
-        )
-    return _item(got["Item"]) if "Item" in got else None
+def query_open(table: str, open_state: str) -> Iterator[OpenRecord]:
+    for item in query_open_items(table, open_state):
+        record = open_record(item)
+        if record is not None:
+            yield record
 
 
 def records_for_key(table: str, bucket: str, key: str) -> list[dict[str, Any]]:
@@ -156,8 +152,8 @@ def escalate(table: str, record: OpenRecord, now: datetime, reason: str) -> bool
                     }
                 ),
             )
-    except Exception as exc:
-        if _conditional_failed(exc):
+    except PipelineError as exc:
+        if is_error(exc, "ConditionalCheckFailedException"):
             return False
         raise
     return True
@@ -180,13 +176,8 @@ def undo_escalation(table: str, record: OpenRecord, now: datetime) -> None:
                 ),
             )
         except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
+            if not is_error(exc, "ConditionalCheckFailedException"):
                 raise
-
-
-def _conditional_failed(exc: BaseException) -> bool:
-    cause = exc.__cause__ if not isinstance(exc, ClientError) else exc
-    return isinstance(cause, ClientError) and error_code(cause) == "ConditionalCheckFailedException"
 
 
 # --- schedule runs ------------------------------------------------------------------------
@@ -249,8 +240,8 @@ def claim_run(
                     }
                 ),
             )
-    except Exception as exc:
-        if not _conditional_failed(exc):
+    except PipelineError as exc:
+        if not is_error(exc, "ConditionalCheckFailedException"):
             raise
         with aws_errors("record duplicate run delivery"):
             got = ddb.update_item(

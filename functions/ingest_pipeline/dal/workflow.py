@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from ingest_pipeline.dal.aws import aws_errors, client, error_code
+from ingest_pipeline.dal.aws import aws_errors, client, is_error
+from ingest_pipeline.errors import PipelineError
 
 
 @dataclass(frozen=True)
@@ -34,9 +33,8 @@ def start_execution(state_machine_arn: str, name: str, execution_input: dict[str
                 name=name,
                 input=json.dumps(execution_input, separators=(",", ":")),
             )
-    except Exception as exc:
-        cause = exc.__cause__
-        if isinstance(cause, ClientError) and error_code(cause) == "ExecutionAlreadyExists":
+    except PipelineError as exc:
+        if is_error(exc, "ExecutionAlreadyExists"):
             return Started(execution_arn(state_machine_arn, name), already=True)
         raise
     return Started(str(got["executionArn"]), already=False)
@@ -55,9 +53,8 @@ def describe_execution(arn: str) -> ExecutionStatus | None:
     try:
         with aws_errors(f"describe execution {arn}"):
             got = client("stepfunctions").describe_execution(executionArn=arn)
-    except Exception as exc:
-        cause = exc.__cause__
-        if isinstance(cause, ClientError) and error_code(cause) == "ExecutionDoesNotExist":
+    except PipelineError as exc:
+        if is_error(exc, "ExecutionDoesNotExist"):
             return None
         raise
     return ExecutionStatus(

@@ -317,6 +317,19 @@ class Pipeline:
         current = bucket.keys.getlist(key)[-1]
         current.last_modified = current.last_modified - dt.timedelta(seconds=seconds)
 
+    def abort_while_processing(self, key: str, body: bytes) -> tuple[str, Any]:
+        """Upload ``key`` and abort its execution while ProcessFunction runs: the claim stays
+        RUNNING with nothing recorded, as when an execution dies. Returns (version, execution)."""
+        process = self.functions["ProcessFunction"]
+        gate = self.cloud.faults.gate(process, invocation=engine.invocation_count(process) + 1)
+        version = self.put(key, body)
+        assert gate.entered.wait(10), "ProcessFunction was not invoked"
+        (execution,) = self.executions_for(key)
+        self.sfn.stop_execution(executionArn=execution.exec_arn, error="Lost", cause="aborted")
+        gate.release()
+        self.cloud.settle()
+        return version, execution
+
     def executions_for(self, key: str) -> list[Any]:
         """Every execution (moto's objects: ``.name``, ``.exec_arn``, ``.input_data``,
         ``.exec_status``) whose input names ``key``, oldest first."""

@@ -114,6 +114,19 @@ class Outcome:
     reason: str | None = None
     entry: dict[str, Any] | None = None  # dry run: what would be sent
 
+    @classmethod
+    def of(cls, record: FailureRecord, status: Status, **details: Any) -> Outcome:
+        """An outcome for a parsed record, with what the record says about itself."""
+        return cls(
+            record.message_id,
+            status,
+            kind=record.kind.value,
+            origin=record.origin,
+            error_code=record.error_code,
+            object_key=record.object.key if record.object else None,
+            **details,
+        )
+
 
 @dataclass
 class RedriveReport:
@@ -305,28 +318,19 @@ class Redriver:
             record = parse_message(message)
         except UnreadableMessageError as exc:
             return Outcome(message_id, Status.UNREADABLE, reason=exc.reason), None
-        base = {
-            "kind": record.kind.value,
-            "origin": record.origin,
-            "error_code": record.error_code,
-            "object_key": record.object.key if record.object else None,
-        }
         skip = self._filtered_out(record)
         if skip:
-            return Outcome(message_id, Status.SKIPPED, reason=skip, **base), None
+            return Outcome.of(record, Status.SKIPPED, reason=skip), None
         if not record.replayable:
-            return Outcome(
-                message_id, Status.NOT_REPLAYABLE, reason=record.not_replayable_reason, **base
-            ), None
+            reason = record.not_replayable_reason
+            return Outcome.of(record, Status.NOT_REPLAYABLE, reason=reason), None
         futile = futile_reason(record)
         if futile and not self.o.force:
             reason = f"{futile} (fix the cause, then use --force)"
-            return Outcome(message_id, Status.REFUSED, reason=reason, **base), None
+            return Outcome.of(record, Status.REFUSED, reason=reason), None
         if self.o.dry_run:
             entry, destination = self._preview(record)
-            return Outcome(
-                message_id, Status.DRY_RUN, destination=destination, entry=entry, **base
-            ), None
+            return Outcome.of(record, Status.DRY_RUN, destination=destination, entry=entry), None
         return None, record
 
     def _filtered_out(self, record: FailureRecord) -> str | None:
@@ -374,7 +378,7 @@ class Redriver:
             except ValueError as exc:
                 self._finish_held(
                     message,
-                    Outcome(message["MessageId"], Status.NOT_REPLAYABLE, reason=str(exc)),
+                    Outcome.of(record, Status.NOT_REPLAYABLE, reason=str(exc)),
                 )
         if not entries:
             return
@@ -429,11 +433,9 @@ class Redriver:
             else:
                 self._finish_held(
                     message,
-                    Outcome(
-                        message["MessageId"],
+                    Outcome.of(
+                        record,
                         Status.NOT_REPLAYABLE,
-                        kind=record.kind.value,
-                        origin=record.origin,
                         reason=f"schedule target {target} is not one redrive can send to",
                     ),
                 )
@@ -458,14 +460,8 @@ class Redriver:
         with self._lock:
             self._sent_ids.update(m["MessageId"] for m, _, _ in accepted)
             for message, record, _ in accepted:
-                self.report.outcomes[message["MessageId"]] = Outcome(
-                    message["MessageId"],
-                    Status.SENT,
-                    kind=record.kind.value,
-                    origin=record.origin,
-                    error_code=record.error_code,
-                    object_key=record.object.key if record.object else None,
-                    destination=destination,
+                self.report.outcomes[message["MessageId"]] = Outcome.of(
+                    record, Status.SENT, destination=destination
                 )
 
     def _entry_failed(
@@ -487,15 +483,7 @@ class Redriver:
             return
         self._finish_held(
             message,
-            Outcome(
-                message_id,
-                Status.FAILED,
-                kind=record.kind.value,
-                origin=record.origin,
-                error_code=record.error_code,
-                object_key=record.object.key if record.object else None,
-                reason=f"{code}: {text}"[:500],
-            ),
+            Outcome.of(record, Status.FAILED, reason=f"{code}: {text}"[:500]),
         )
 
     # --- ledger, deletes, held messages -------------------------------------------------
@@ -526,12 +514,9 @@ class Redriver:
         self._delete([m for m, _ in done])
         with self._lock:
             for message, record in done:
-                self.report.outcomes[message["MessageId"]] = Outcome(
-                    message["MessageId"],
+                self.report.outcomes[message["MessageId"]] = Outcome.of(
+                    record,
                     Status.ALREADY_SENT,
-                    kind=record.kind.value,
-                    origin=record.origin,
-                    object_key=record.object.key if record.object else None,
                     reason="sent by an earlier run that stopped before deleting it",
                 )
         return [(m, r) for m, r in batch if m["MessageId"] not in sent]

@@ -120,12 +120,11 @@ def select_records(
     if key is not None:
         records = state.records_for_key(table, bucket, key)
     else:
-        records = []
-        for open_state in ("FAILED", "RETRYABLE", "RUNNING"):
-            for item in state.query_open(table, open_state):
-                full = state.get_record(table, item.object)
-                if full is not None:
-                    records.append(full)
+        records = [
+            item
+            for open_state in ("FAILED", "RETRYABLE", "RUNNING")
+            for item in state.query_open_items(table, open_state)
+        ]
     out = []
     for record in records:
         if version_id and record.get("version_id") != version_id:
