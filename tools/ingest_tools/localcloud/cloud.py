@@ -35,7 +35,7 @@ from typing import Any
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 
-from ingest_tools.localcloud import engine, esm, events, scheduler
+from ingest_tools.localcloud import ddb, engine, esm, events, scheduler, sqs
 from ingest_tools.localcloud.stack import DeployedStack, deploy, put_public_parameter
 
 __all__ = ["LOCAL_ENV", "MOTO_CONFIG", "REGION", "TEMPLATE", "LocalCloud", "local_cloud"]
@@ -125,6 +125,8 @@ class LocalCloud:
         if self.event_delivery:
             events.install()
         esm.install()
+        sqs.install()
+        ddb.install()
         self._mock = mock_aws(config=MOTO_CONFIG)
         self._mock.start()
         s3_client.cache_clear()  # clients bound to this mock
@@ -158,6 +160,8 @@ class LocalCloud:
             self._mock.stop()
             self._mock = None
         esm.uninstall()
+        sqs.uninstall()
+        ddb.uninstall()
         engine.uninstall()
         engine.reset()
         engine.SLEEP_SCALE = 0.0

@@ -30,7 +30,7 @@ import boto3
 from botocore.config import Config
 from moto.awslambda.models import LambdaBackend
 from moto.awslambda.utils import get_backend
-from moto.sqs.models import SQSBackend, sqs_backends
+from moto.sqs.models import sqs_backends
 
 from ingest_tools.localcloud import engine
 
@@ -47,25 +47,12 @@ def _create(self: LambdaBackend, spec: dict[str, Any]) -> Any:
     return esm
 
 
-_orig_retention_check = SQSBackend.is_message_valid_based_on_retention_period
-
-
-def _retention_check(self: SQSBackend, queue_name: str, message: Any) -> bool:
-    """moto computes every queue attribute (approximate counts: a pass over all messages)
-    to read MessageRetentionPeriod, once per message a receive looks at: O(n^2) receives.
-    Same rule, reading the one attribute."""
-    retention = int(self.get_queue(queue_name).message_retention_period)
-    return bool(retention + message.sent_timestamp / 1000 > time.time())
-
-
 def install() -> None:
     LambdaBackend.create_event_source_mapping = _create  # type: ignore[method-assign]
-    SQSBackend.is_message_valid_based_on_retention_period = _retention_check  # type: ignore[method-assign]
 
 
 def uninstall() -> None:
     LambdaBackend.create_event_source_mapping = _orig_create  # type: ignore[method-assign]
-    SQSBackend.is_message_valid_based_on_retention_period = _orig_retention_check  # type: ignore[method-assign]
 
 
 def _record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
@@ -150,9 +137,12 @@ class EventSourceMappings:
         return handled
 
     def _poll(self, esm: Any) -> int:
+        queue_name = esm.event_source_arn.rsplit(":", 1)[-1]
+        queue = sqs_backends[self.account_id][self.region].queues.get(queue_name)
+        if queue is not None and not queue.messages:
+            return 0  # a look at the backend, not a ReceiveMessage: idle polling costs nothing
         queue_url = self._queue_urls.get(esm.event_source_arn)
         if queue_url is None:
-            queue_name = esm.event_source_arn.rsplit(":", 1)[-1]
             queue_url = self._sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
             self._queue_urls[esm.event_source_arn] = queue_url
         got = self._sqs.receive_message(

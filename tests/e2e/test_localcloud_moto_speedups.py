@@ -1,0 +1,142 @@
+"""The local cloud's faster SQS and DynamoDB bookkeeping gives moto's answers (sqs.py, ddb.py).
+
+Each test asks through boto3, as the pipeline and the tools do, and checks what a caller sees:
+message counts, deletes, invalid receipt handles, validation errors and the stored item.
+"""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from ingest_tools.localcloud.cloud import REGION, LocalCloud
+from tests.support import ROOT
+
+pytestmark = pytest.mark.e2e
+
+CLAIM = json.loads((ROOT / "statemachines" / "pipeline.asl.json").read_text())["States"][
+    "ClaimObject"
+]["Parameters"]
+
+
+def _counts(sqs: object, url: str) -> tuple[int, int]:
+    a = sqs.get_queue_attributes(  # type: ignore[attr-defined]
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(a["ApproximateNumberOfMessages"]), int(a["ApproximateNumberOfMessagesNotVisible"])
+
+
+def test_sqs_counts_deletes_and_receipt_handles(cloud: LocalCloud) -> None:
+    sqs = boto3.client("sqs", region_name=REGION)
+    url = sqs.create_queue(QueueName="speedups", Attributes={"VisibilityTimeout": "60"})["QueueUrl"]
+    for start in range(0, 30, 10):
+        sqs.send_message_batch(
+            QueueUrl=url,
+            Entries=[{"Id": str(i), "MessageBody": f"m{i}"} for i in range(start, start + 10)],
+        )
+    sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=60)
+    assert _counts(sqs, url) == (30, 0)
+
+    got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert len(got) == 10
+    assert _counts(sqs, url) == (20, 10)
+
+    first, second = got[0], got[1]
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=first["ReceiptHandle"])
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=first["ReceiptHandle"])  # again: accepted
+    with pytest.raises(ClientError) as invalid:
+        sqs.delete_message(QueueUrl=url, ReceiptHandle="not-a-handle")
+    assert invalid.value.response["Error"]["Code"] == "ReceiptHandleIsInvalid"
+
+    # Received again, the message has a new handle; the old one still deletes it (moto, and
+    # AWS within the visibility timeout), and only that one message.
+    sqs.change_message_visibility(
+        QueueUrl=url, ReceiptHandle=second["ReceiptHandle"], VisibilityTimeout=0
+    )
+    again = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert second["MessageId"] in {m["MessageId"] for m in again}
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=second["ReceiptHandle"])
+    assert _counts(sqs, url) == (11, 17)  # 11 visible, 17 in flight, 1 delayed (not counted)
+
+    result = sqs.delete_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+            for i, m in enumerate(again)
+            if m["MessageId"] != second["MessageId"]
+        ],
+    )
+    assert not result.get("Failed")
+    assert _counts(sqs, url) == (11, 8)
+
+
+def test_dynamodb_update_validation_errors_every_time(cloud: LocalCloud) -> None:
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    table = cloud.outputs["ObjectStateTableName"]
+    key = {"pk": {"S": "speedups"}, "sk": {"S": "v#1"}}
+    for _ in range(3):  # the expression-only checks must still fail after a cached parse
+        with pytest.raises(ClientError) as overlapping:
+            ddb.update_item(
+                TableName=table,
+                Key=key,
+                UpdateExpression="SET a = :x, a = :y",
+                ExpressionAttributeValues={":x": {"S": "1"}, ":y": {"S": "2"}},
+            )
+        assert overlapping.value.response["Error"]["Code"] == "ValidationException"
+        with pytest.raises(ClientError) as key_attribute:
+            ddb.update_item(
+                TableName=table,
+                Key=key,
+                UpdateExpression="SET pk = :x",
+                ExpressionAttributeValues={":x": {"S": "other"}},
+            )
+        assert "key" in key_attribute.value.response["Error"]["Message"].lower()
+    assert "Item" not in ddb.get_item(TableName=table, Key=key)
+
+
+def test_dynamodb_claim_expression_applies_the_same_each_time(cloud: LocalCloud) -> None:
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    table = cloud.outputs["ObjectStateTableName"]
+    values = {
+        ":running": {"S": "RUNNING"},
+        ":failed": {"S": "FAILED"},
+        ":true": {"BOOL": True},
+        ":zero": {"N": "0"},
+        ":one": {"N": "1"},
+        ":now": {"S": "2026-11-21T00:00:00.000Z"},
+        ":lease": {"N": "900"},
+        ":bucket": {"S": "b"},
+        ":version": {"S": "v"},
+        ":source": {"S": "aws.s3"},
+        ":reprocess": {"BOOL": False},
+        ":stale_before": {"S": "2026-11-20T00:00:00.000Z"},
+    }
+
+    def claim(key: str, execution: str) -> dict[str, object]:
+        return ddb.update_item(
+            TableName=table,
+            Key={"pk": {"S": key}, "sk": {"S": "v#1"}},
+            UpdateExpression=CLAIM["UpdateExpression"],
+            ConditionExpression=CLAIM["ConditionExpression"],
+            ExpressionAttributeNames=CLAIM["ExpressionAttributeNames"],
+            ExpressionAttributeValues={
+                **values,
+                ":key": {"S": key},
+                ":execution": {"S": execution},
+            },
+            ReturnValues="ALL_NEW",
+        )["Attributes"]
+
+    items = [claim(f"s3://b/k{i}", f"arn:exec:{i}") for i in range(3)]
+    for i, item in enumerate(items):
+        assert item["status"] == {"S": "RUNNING"}
+        assert item["attempt"] == {"N": "1"}
+        assert item["object_key"] == {"S": f"s3://b/k{i}"}
+        assert item["execution_arn"] == {"S": f"arn:exec:{i}"}
+    with pytest.raises(ClientError) as held:  # a live claim is not taken again
+        claim("s3://b/k0", "arn:exec:other")
+    assert held.value.response["Error"]["Code"] == "ConditionalCheckFailedException"

@@ -1,0 +1,138 @@
+"""moto's DynamoDB UpdateItem, without re-deriving what depends only on the expression.
+
+The workflow's ClaimObject and Record* states send the same long UpdateExpressions for every
+object. moto 5.2 (dynamodb/) parses each one twice per call (responses.py:1242 for the
+names and values it uses, models/__init__.py:456 for the update), deep-copies the tree for
+every validation (parsing/validators.py:558; twice for a new item, models/__init__.py:501
+and :524), and runs three checks that depend only on the expression, its attribute names
+and the table's keys (ActionCountValidator and OverlappingPathsValidator, both quadratic in
+the number of actions, and UpdateHashRangeKeyValidator). At ~20 actions that was ~15 ms of
+CPU per UpdateItem, most of the workflow's cost on the local cloud.
+
+Same answers, including every validation error:
+
+* ``UpdateExpressionParser.make`` is memoised per expression string. The tree is shared but
+  never mutated: moto only reads it (find_clauses) or hands it to a validator, which copies it;
+* the validator copies the tree from a pickle of it (a fraction of ``deepcopy``'s cost);
+* the three expression-only checks run as before until they have passed once for an
+  (expression, attribute names, table keys) combination; after that they would pass again,
+  so they are skipped. The item-dependent processors always run.
+
+``install()`` / ``uninstall()`` apply and undo this (LocalCloud does both).
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+from typing import Any
+
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
+from moto.dynamodb.parsing.validators import (
+    ActionCountValidator,
+    OverlappingPathsValidator,
+    UpdateExpressionValidator,
+    UpdateHashRangeKeyValidator,
+    Validator,
+)
+
+__all__ = ["install", "uninstall"]
+
+_EXPRESSION_ONLY = (ActionCountValidator, OverlappingPathsValidator, UpdateHashRangeKeyValidator)
+_MAX_EXPRESSIONS = 1024
+_originals: dict[tuple[type, str], Any] = {}
+_trees: dict[str, Any] = {}  # expression -> parsed tree (shared, never mutated)
+_pickles: dict[int, tuple[Any, bytes]] = {}  # id(tree) -> (tree, its pickle): ids stay valid
+_passed: set[tuple[Any, ...]] = set()  # (id(tree), names, table keys) whose static checks passed
+_lock = threading.Lock()
+
+
+def _make(cls: type, expression_str: str) -> Any:
+    tree = _trees.get(expression_str)
+    if tree is None:
+        tree = _originals[(UpdateExpressionParser, "make")].__func__(cls, expression_str)
+        data = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
+        with _lock:
+            if len(_trees) >= _MAX_EXPRESSIONS:
+                _trees.clear()
+                _pickles.clear()
+                _passed.clear()
+            _trees[expression_str] = tree
+            _pickles[id(tree)] = (tree, data)
+    return tree
+
+
+def _copy_tree(tree: Any) -> Any:
+    cached = _pickles.get(id(tree))
+    if cached is None or cached[0] is not tree:
+        return copy.deepcopy(tree)  # a tree this module did not parse
+    return pickle.loads(cached[1])  # noqa: S301 - bytes this process pickled itself
+
+
+def _validator_init(  # noqa: PLR0917 - moto's signature
+    self: Validator,
+    expression: Any,
+    expression_attribute_names: dict[str, str],
+    expression_attribute_values: dict[str, dict[str, Any]],
+    item: Any,
+    table: Any,
+) -> None:
+    self.expression_attribute_names = expression_attribute_names
+    self.expression_attribute_values = expression_attribute_values
+    self.item = item
+    self.table = table
+    self.processors = self.get_ast_processors()
+    self.node_to_validate = _copy_tree(expression)
+    self._static_key = (  # type: ignore[attr-defined]
+        id(expression),
+        tuple(sorted((expression_attribute_names or {}).items())),
+        tuple(getattr(table, "table_key_attrs", ()) or ()),
+    )
+
+
+def _validate(self: UpdateExpressionValidator) -> Any:
+    node = self.node_to_validate
+    processors = list(self.processors)
+    static = len(_EXPRESSION_ONLY)
+    checked = all(
+        isinstance(p, cls) for p, cls in zip(processors[:static], _EXPRESSION_ONLY, strict=False)
+    )
+    key = getattr(self, "_static_key", None)
+    if checked and key in _passed:
+        processors = processors[static:]
+        checked = False
+    for index, processor in enumerate(processors):
+        node = processor.traverse(node)
+        if checked and index == static - 1 and key is not None:
+            with _lock:
+                _passed.add(key)
+    return node
+
+
+def _patches() -> dict[tuple[type, str], Any]:
+    return {
+        (UpdateExpressionParser, "make"): classmethod(_make),
+        (Validator, "__init__"): _validator_init,
+        (UpdateExpressionValidator, "validate"): _validate,
+    }
+
+
+def install() -> None:
+    if _originals:
+        return
+    for (cls, name), patched in _patches().items():
+        _originals[(cls, name)] = cls.__dict__.get(name)
+        setattr(cls, name, patched)
+
+
+def uninstall() -> None:
+    for (cls, name), original in _originals.items():
+        if original is None:
+            delattr(cls, name)
+        else:
+            setattr(cls, name, original)
+    _originals.clear()
+    _trees.clear()
+    _pickles.clear()
+    _passed.clear()
