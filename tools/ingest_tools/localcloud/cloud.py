@@ -32,6 +32,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import boto3
+import botocore.loaders
+import botocore.session
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 
@@ -64,6 +67,17 @@ POWERTOOLS_LAYER = (
 )
 _MOTO_EVAL_LOGGER = "moto.stepfunctions.parser.asl.component.eval_component"
 _ACTIVE = threading.Lock()  # moto's backends are process-global: one cloud at a time
+
+
+_LOADER = botocore.loaders.create_loader()  # service models, parsed once per process
+
+
+def _default_session(region: str) -> None:
+    """moto clears boto3's default session for each mock; the new one reuses one loader, so
+    every client does not parse its service model (~50 ms each) again per LocalCloud."""
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _LOADER)
+    boto3.setup_default_session(botocore_session=core, region_name=region)
 
 
 class LocalCloud:
@@ -129,6 +143,7 @@ class LocalCloud:
         ddb.install()
         self._mock = mock_aws(config=MOTO_CONFIG)
         self._mock.start()
+        _default_session(self.region)
         s3_client.cache_clear()  # clients bound to this mock
         aws_client.cache_clear()
         put_public_parameter(POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_LAYER, region=self.region)

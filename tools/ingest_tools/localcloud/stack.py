@@ -51,7 +51,10 @@ their properties through, or IAM is not enforced): SQS queues, SNS topics, IAM r
 
 from __future__ import annotations
 
+import base64
 import copy
+import functools
+import hashlib
 import importlib
 import io
 import json
@@ -161,9 +164,15 @@ class DeployedStack:
 # ------------------------------------------------------------------ template preparation
 def load_template(path: Path) -> dict[str, Any]:
     """A SAM/CloudFormation YAML or JSON template, short tags (!Ref, !Sub ...) expanded."""
+    text = Path(path).read_text()
+    return copy.deepcopy(_parse_yaml(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_yaml(text: str) -> dict[str, Any]:  # per text: callers get deep copies
     from samtranslator.yaml_helper import yaml_parse
 
-    parsed: dict[str, Any] = yaml_parse(Path(path).read_text())
+    parsed: dict[str, Any] = yaml_parse(text)
     return parsed
 
 
@@ -232,6 +241,19 @@ def sam_transform(
     template: dict[str, Any], parameters: dict[str, str] | None = None, *, region: str
 ) -> dict[str, Any]:
     """``AWS::Serverless-2016-10-31`` applied offline (the steps of samtranslator's transform)."""
+    key = json.dumps([template, parameters or {}, region], sort_keys=True, default=str)
+    return copy.deepcopy(_transform(key))
+
+
+@functools.lru_cache(maxsize=8)
+def _transform(key: str) -> dict[str, Any]:  # per (template, parameters, region): deep copies
+    template, parameters, region = json.loads(key)
+    return _sam_transform(template, parameters, region=region)
+
+
+def _sam_transform(
+    template: dict[str, Any], parameters: dict[str, str] | None = None, *, region: str
+) -> dict[str, Any]:
     from samtranslator.parser.parser import Parser
     from samtranslator.translator.translator import Translator
     from samtranslator.utils.py27hash_fix import (
@@ -807,6 +829,8 @@ def _moto_patches(failures: list[tuple[str, str, str]], created: list[_Created])
     orig_create = cfn_parsing.parse_and_create_resource
     orig_layer = LambdaBackend.layers_versions_by_arn
     orig_parse_template = cfn_models.Stack.__dict__["parse_template"]
+    orig_name = cfn_parsing.generate_resource_name
+    orig_suffix = cfn_parsing.random_suffix
 
     def class_from_type(resource_type: str) -> Any:
         return SHIMS.get(resource_type) or orig_class_from_type(resource_type)
@@ -839,8 +863,20 @@ def _moto_patches(failures: list[tuple[str, str, str]], created: list[_Created])
         except ValueError:
             return orig_parse_template.__func__(template)  # type: ignore[no-any-return]
 
+    def resource_name(resource_type: str, stack_name: str, logical_id: str) -> str:
+        # AWS appends a random suffix to generated names. Here it is derived from the stack
+        # and logical id, so the same deploy gets the same names: the state machine definition
+        # (which embeds the table name) is then parsed once per process, not per deploy.
+        digest = base64.b32encode(hashlib.sha256(f"{stack_name}/{logical_id}".encode()).digest())
+        cfn_parsing.random_suffix = digest[:12].decode
+        try:
+            return orig_name(resource_type, stack_name, logical_id)
+        finally:
+            cfn_parsing.random_suffix = orig_suffix
+
     cfn_parsing.resource_class_from_type = class_from_type
     cfn_parsing.parse_and_create_resource = create
+    cfn_parsing.generate_resource_name = resource_name
     LambdaBackend.layers_versions_by_arn = layer  # type: ignore[method-assign]
     cfn_models.Stack.parse_template = staticmethod(parse_template)  # type: ignore[method-assign,assignment]
     try:
@@ -848,6 +884,7 @@ def _moto_patches(failures: list[tuple[str, str, str]], created: list[_Created])
     finally:
         cfn_parsing.resource_class_from_type = orig_class_from_type
         cfn_parsing.parse_and_create_resource = orig_create
+        cfn_parsing.generate_resource_name = orig_name
         LambdaBackend.layers_versions_by_arn = orig_layer  # type: ignore[method-assign]
         cfn_models.Stack.parse_template = orig_parse_template  # type: ignore[method-assign]
 
