@@ -41,6 +41,20 @@ from ingest_tools.recovery.redrive import RedriveOptions, Redriver
 
 TARGET_RATIO = 3.0
 logger = logging.getLogger("seed002")
+logger.propagate = False  # its errors are counted (below), not printed one by one
+
+
+class _Count(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: Counter[str] = Counter()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages[record.getMessage()] += 1
+
+
+SEED_ERRORS = _Count()
+logger.addHandler(SEED_ERRORS)
 
 
 # --- seed 002's resend loop, as published; adapted only to take its clients (the article
@@ -270,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
             f"  {r['tool']:<20}{r['messages_per_s']:>9.1f}{r['seconds']:>9.1f}"
             f"{r['lost']:>6}{r['duplicated']:>7}{r['runs']:>6}"
         )
+    if SEED_ERRORS.messages:
+        logged = ", ".join(f"{text!r} x{n}" for text, n in SEED_ERRORS.messages.items())
+        print(f"  seed 002 logged: {logged}")
     ours, seed = results
     ratio = ours["messages_per_s"] / seed["messages_per_s"]
     met = ratio >= TARGET_RATIO and ours["lost"] == 0 and ours["duplicated"] == 0

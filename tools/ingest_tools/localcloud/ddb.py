@@ -16,7 +16,11 @@ Same answers, including every validation error:
 * the validator copies the tree from a pickle of it (a fraction of ``deepcopy``'s cost);
 * the three expression-only checks run as before until they have passed once for an
   (expression, attribute names, table keys) combination; after that they would pass again,
-  so they are skipped. The item-dependent processors always run.
+  so they are skipped. The item-dependent processors always run;
+* the processors' tree walk (``DepthFirstTraverser.traverse_node_recursively``,
+  parsing/ast_nodes.py:377) visits the same nodes in the same order, but decides "is this a
+  Node" and "which processing function applies" once per node class instead of with ABC
+  ``isinstance`` checks at every node, and skips the no-op pre-processing hook.
 
 ``install()`` / ``uninstall()`` apply and undo this (LocalCloud does both).
 """
@@ -28,6 +32,7 @@ import pickle
 import threading
 from typing import Any
 
+from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.validators import (
     ActionCountValidator,
@@ -110,8 +115,47 @@ def _validate(self: UpdateExpressionValidator) -> Any:
     return node
 
 
+_is_node: dict[type, bool] = {}
+_applies: dict[tuple[type, type], int] = {}  # (processor class, node class) -> map index or -1
+_NO_PRE_PROCESSING = DepthFirstTraverser.pre_processing_of_child
+
+
+def _traverse(self: DepthFirstTraverser, node: Any, child_id: int = -1) -> Any:
+    node_type = type(node)
+    is_node = _is_node.get(node_type)
+    if is_node is None:
+        is_node = _is_node[node_type] = isinstance(node, Node)
+    if not is_node:
+        return node
+    parent_node = node.parent
+    children = node.children
+    if children is not None:
+        pre = type(self).pre_processing_of_child
+        for i, child_node in enumerate(children):
+            if pre is not _NO_PRE_PROCESSING:
+                self.pre_processing_of_child(node, i)
+            self.traverse_node_recursively(child_node, i)
+    key = (type(self), node_type)
+    index = _applies.get(key)
+    if index is None:
+        index = -1
+        if isinstance(node, self.nodes_to_be_processed()):
+            for i, class_key in enumerate(self._processing_map()):
+                if isinstance(node, class_key):
+                    index = i
+                    break
+        _applies[key] = index
+    if index >= 0:
+        node = list(self._processing_map().values())[index](node)
+        node.parent = parent_node
+        if parent_node:
+            parent_node.children[child_id] = node
+    return node
+
+
 def _patches() -> dict[tuple[type, str], Any]:
     return {
+        (DepthFirstTraverser, "traverse_node_recursively"): _traverse,
         (UpdateExpressionParser, "make"): classmethod(_make),
         (Validator, "__init__"): _validator_init,
         (UpdateExpressionValidator, "validate"): _validate,
