@@ -20,6 +20,8 @@ MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
 PYTHON ?= python3
 TEMPLATE ?= template.yaml
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test` (auto: one per core; 0 runs the suite in this process).
+PYTEST_WORKERS ?= auto
 BENCH_ARGS ?=
 REDRIVE_BENCH_ARGS ?=
 
@@ -90,7 +92,7 @@ build: bootstrap  ## sam build into .aws-sam/ (cached, parallel)
 
 # pytest exits 5 when it collects nothing; report that loudly instead of failing the run.
 pytest: bootstrap
-	@rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
+	@rc=0; $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "!! pytest collected no tests"; rc=0; fi; exit $$rc
 
 test: bootstrap  ## bootstrap + lint + build + whole test suite (what CI runs)

@@ -89,10 +89,16 @@ def _validator_init(  # noqa: PLR0917 - moto's signature
     self.table = table
     self.processors = self.get_ast_processors()
     self.node_to_validate = _copy_tree(expression)
+    cached = _pickles.get(id(expression))
+    # Only cached trees stay alive, so only their ids can key what has passed.
     self._static_key = (  # type: ignore[attr-defined]
-        id(expression),
-        tuple(sorted((expression_attribute_names or {}).items())),
-        tuple(getattr(table, "table_key_attrs", ()) or ()),
+        (
+            id(expression),
+            tuple(sorted((expression_attribute_names or {}).items())),
+            tuple(getattr(table, "table_key_attrs", ()) or ()),
+        )
+        if cached is not None and cached[0] is expression
+        else None
     )
 
 
@@ -104,7 +110,7 @@ def _validate(self: UpdateExpressionValidator) -> Any:
         isinstance(p, cls) for p, cls in zip(processors[:static], _EXPRESSION_ONLY, strict=False)
     )
     key = getattr(self, "_static_key", None)
-    if checked and key in _passed:
+    if checked and key is not None and key in _passed:
         processors = processors[static:]
         checked = False
     for index, processor in enumerate(processors):
