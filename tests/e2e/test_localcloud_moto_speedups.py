@@ -7,6 +7,8 @@ message counts, deletes, invalid receipt handles, validation errors and the stor
 from __future__ import annotations
 
 import json
+import sys
+import threading
 
 import boto3
 import pytest
@@ -140,3 +142,48 @@ def test_dynamodb_claim_expression_applies_the_same_each_time(cloud: LocalCloud)
     with pytest.raises(ClientError) as held:  # a live claim is not taken again
         claim("s3://b/k0", "arn:exec:other")
     assert held.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
+
+
+def test_conditional_writes_are_atomic_under_concurrency(cloud: LocalCloud) -> None:
+    """Twenty threads claim one key with attribute_not_exists: exactly one wins, as on
+    DynamoDB (moto alone lets several pass when a thread switch falls between its read and
+    its write; a tiny switch interval makes that likely)."""
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    table = cloud.outputs["ObjectStateTableName"]
+    winners: list[int] = []
+    losers: list[str] = []
+    start = threading.Barrier(20)
+
+    def claim(i: int) -> None:
+        start.wait()
+        try:
+            ddb.update_item(
+                TableName=table,
+                Key={"pk": {"S": "s3://b/contended"}, "sk": {"S": "v#1"}},
+                UpdateExpression="SET claimed_by = :me, attempt = if_not_exists(attempt, :z) + :o",
+                ConditionExpression="attribute_not_exists(pk)",
+                ExpressionAttributeValues={
+                    ":me": {"N": str(i)},
+                    ":z": {"N": "0"},
+                    ":o": {"N": "1"},
+                },
+            )
+            winners.append(i)
+        except ClientError as exc:
+            losers.append(exc.response["Error"]["Code"])
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=claim, args=(i,)) for i in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(winners) == 1
+    assert losers == ["ConditionalCheckFailedException"] * 19
+    item = ddb.get_item(TableName=table, Key={"pk": {"S": "s3://b/contended"}, "sk": {"S": "v#1"}})
+    assert item["Item"]["claimed_by"] == {"N": str(winners[0])}
+    assert item["Item"]["attempt"] == {"N": "1"}

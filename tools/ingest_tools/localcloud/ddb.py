@@ -22,17 +22,25 @@ Same answers, including every validation error:
   Node" and "which processing function applies" once per node class instead of with ABC
   ``isinstance`` checks at every node, and skips the no-op pre-processing hook.
 
+Item operations are also made atomic. moto reads the item, checks the condition and writes
+without a lock (models/__init__.py:438 ``update_item``), so two threads could both pass
+``attribute_not_exists(pk)``: two executions claiming one object version, which DynamoDB
+never allows. Every item and table-read operation of the backend runs under one lock here,
+as one request at a time per item does on DynamoDB.
+
 ``install()`` / ``uninstall()`` apply and undo this (LocalCloud does both).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import pickle
 import threading
 from typing import Any
 
-from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.validators import (
     ActionCountValidator,
@@ -159,8 +167,38 @@ def _traverse(self: DepthFirstTraverser, node: Any, child_id: int = -1) -> Any:
     return node
 
 
+_ATOMIC = (
+    "put_item",
+    "get_item",
+    "update_item",
+    "delete_item",
+    "query",
+    "scan",
+    "batch_get_item",
+    "batch_write_item",
+    "transact_get_items",
+    "transact_write_items",
+    "execute_statement",
+    "execute_transaction",
+    "batch_execute_statement",
+)
+_items_lock = threading.RLock()  # batch and transaction operations call the item operations
+
+
+def _atomic(name: str) -> Any:
+    original = DynamoDBBackend.__dict__[name]
+
+    @functools.wraps(original)
+    def operation(self: DynamoDBBackend, *args: Any, **kwargs: Any) -> Any:
+        with _items_lock:
+            return original(self, *args, **kwargs)
+
+    return operation
+
+
 def _patches() -> dict[tuple[type, str], Any]:
     return {
+        **{(DynamoDBBackend, name): _atomic(name) for name in _ATOMIC},
         (DepthFirstTraverser, "traverse_node_recursively"): _traverse,
         (UpdateExpressionParser, "make"): classmethod(_make),
         (Validator, "__init__"): _validator_init,

@@ -1,0 +1,83 @@
+"""The in-process request path (boto3 -> botocore -> moto), without work nobody checks.
+
+Every AWS call in the local cloud goes through botocore and moto's request/response layers:
+about 2 ms of CPU per call, several times the work of the call itself for a GetItem. Three
+pieces of it are pure waste here (line numbers: botocore 1.43, moto 5.2.x):
+
+* SigV4 signing (botocore/auth.py:430 ``SigV4Auth.add_auth``): moto does not verify
+  signatures. The request keeps its date and token headers and an Authorization header with
+  the real credential scope (moto reads the access key and region from it); only the
+  HMAC chain over the canonical request is skipped, and the signature is zeros. S3's signer
+  (``S3SigV4Auth``, which also sets the payload hash headers moto reads) is left alone;
+* ``BaseResponse.setup_class`` (moto/core/responses.py:451) lists the response class's
+  methods with ``inspect.getmembers`` on every request. The list is cached per class;
+* ``S3Backend._url_module`` (moto/s3/models.py:1868) re-imports ``moto.s3.urls`` on every
+  S3 request, for environment variables that do not change while the local cloud runs.
+  The module is reloaded once, at install.
+
+``install()`` / ``uninstall()`` apply and undo all three (LocalCloud does both).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import Any
+
+import botocore.auth as botocore_auth
+import moto.core.responses as moto_responses
+import moto.s3.urls as s3_urls
+from botocore.auth import SigV4Auth
+from moto.s3.models import S3Backend
+
+__all__ = ["install", "uninstall"]
+
+_ZERO_SIGNATURE = "0" * 64
+_originals: dict[tuple[Any, str], Any] = {}
+
+
+def _add_auth(self: Any, request: Any) -> None:
+    # S3's and other special signers, and missing credentials (NoCredentialsError): as botocore.
+    if self.__class__ is not SigV4Auth or self.credentials is None:
+        _originals[(SigV4Auth, "add_auth")](self, request)
+        return
+    request.context["timestamp"] = botocore_auth.get_current_datetime().strftime(
+        botocore_auth.SIGV4_TIMESTAMP
+    )
+    self._modify_request_before_signing(request)
+    request.headers["Authorization"] = (
+        f"AWS4-HMAC-SHA256 Credential={self.scope(request)}, "
+        f"SignedHeaders=host;x-amz-date, Signature={_ZERO_SIGNATURE}"
+    )
+
+
+@functools.cache
+def _method_names(clazz: type) -> list[str]:
+    return list(_originals[(moto_responses, "method_names_from_class")](clazz))
+
+
+def _s3_url_module(self: S3Backend) -> Any:
+    return s3_urls
+
+
+def install() -> None:
+    if _originals:
+        return
+    importlib.reload(s3_urls)  # what moto does per request, once
+    patches: dict[tuple[Any, str], Any] = {
+        (SigV4Auth, "add_auth"): _add_auth,
+        (moto_responses, "method_names_from_class"): _method_names,
+        (S3Backend, "_url_module"): property(_s3_url_module),
+    }
+    for (owner, name), patched in patches.items():
+        _originals[(owner, name)] = (
+            owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        )
+        setattr(owner, name, patched)
+
+
+def uninstall() -> None:
+    for (owner, name), original in _originals.items():
+        setattr(owner, name, original)
+    _originals.clear()
+    _method_names.cache_clear()
