@@ -224,6 +224,30 @@ def test_delivery_recovers_after_transient_target_errors(pipeline: Pipeline) -> 
     assert dead_letters(pipeline) == []
 
 
+def test_s3_sends_the_event_types_aws_sends(pipeline: Pipeline) -> None:
+    """PutObject sends "Object Created" only (moto also tags every new object, which must
+    not surface as "Object Tags Added"); PutObjectTagging sends "Object Tags Added"."""
+    sink = pipeline.sqs.create_queue(QueueName="s3-events")["QueueUrl"]
+    sink_arn = pipeline.sqs.get_queue_attributes(QueueUrl=sink, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    pipeline.events.put_rule(Name="all-s3", EventPattern=json.dumps({"source": ["aws.s3"]}))
+    pipeline.events.put_targets(Rule="all-s3", Targets=[{"Id": "sink", "Arn": sink_arn}])
+
+    pipeline.s3.put_object(
+        Bucket=pipeline.bucket, Key="other/tagged.csv", Body=GOOD, Tagging="team=data"
+    )
+    pipeline.s3.put_object_tagging(
+        Bucket=pipeline.bucket,
+        Key="other/tagged.csv",
+        Tagging={"TagSet": [{"Key": "team", "Value": "ops"}]},
+    )
+    pipeline.cloud.settle()
+    got = pipeline.sqs.receive_message(QueueUrl=sink, MaxNumberOfMessages=10)["Messages"]
+    types = sorted(json.loads(m["Body"])["detail-type"] for m in got)
+    assert types == ["Object Created", "Object Tags Added"]
+
+
 def test_put_events_rejects_reserved_sources_per_entry(pipeline: Pipeline) -> None:
     key = "incoming/orders/redriven.csv"
     version = pipeline.put(key, GOOD)

@@ -50,6 +50,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from moto.events import models as events_models
 from moto.events.models import EventsBackend, Rule
 from moto.s3 import notifications as s3_notifications
+from moto.s3.responses import S3Response
 
 from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.transformer import apply_input_transformer
@@ -456,11 +457,27 @@ _S3_REASONS = {
 }
 
 
+_tagging_api = threading.local()  # .active: inside a PutObjectTagging request
+
+
+def _put_object_tagging(self: S3Response) -> Any:
+    """moto tags every new object (also on PutObject, CopyObject and multipart completion)
+    through the backend method that sends "Object Tags Added". On AWS only the tagging
+    API sends it, so only that request is marked as sending it."""
+    _tagging_api.active = True
+    try:
+        return _orig_put_object_tagging(self)
+    finally:
+        _tagging_api.active = False
+
+
 def _s3_event_bridge_message(account_id: str, bucket: Any, event_name: str, key: Any) -> None:
     try:
         detail_type = s3_notifications._detail_type(event_name)
     except ValueError:
         return
+    if detail_type == "Object Tags Added" and not getattr(_tagging_api, "active", False):
+        return  # moto's tagging inside PutObject / CopyObject: no event on AWS
     action = event_name.rsplit(":", maxsplit=1)[-1]
     obj: dict[str, Any] = {"key": key.name, "size": key.size, "etag": key.etag.replace('"', "")}
     if key.version_id and key.version_id != "null":
@@ -500,6 +517,7 @@ def _s3_event_bridge_message(account_id: str, bucket: Any, event_name: str, key:
 
 # ---------------------------------------------------------------- install
 _orig_send_to_targets = Rule.send_to_targets
+_orig_put_object_tagging = S3Response.put_object_tagging
 _orig_s3_message = s3_notifications._send_event_bridge_message
 
 
@@ -507,6 +525,7 @@ def install() -> None:
     Rule.send_to_targets = deliver_event  # type: ignore[method-assign,assignment]
     EventsBackend.put_events = _put_events  # type: ignore[method-assign]
     s3_notifications._send_event_bridge_message = _s3_event_bridge_message
+    S3Response.put_object_tagging = _put_object_tagging  # type: ignore[method-assign]
 
 
 def uninstall() -> None:
@@ -514,6 +533,7 @@ def uninstall() -> None:
     Rule.send_to_targets = _orig_send_to_targets  # type: ignore[method-assign]
     EventsBackend.put_events = _orig_put_events  # type: ignore[method-assign]
     s3_notifications._send_event_bridge_message = _orig_s3_message
+    S3Response.put_object_tagging = _orig_put_object_tagging  # type: ignore[method-assign]
     with _clients_lock:
         _clients.clear()
     _queue_urls.clear()

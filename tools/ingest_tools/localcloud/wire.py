@@ -15,7 +15,12 @@ pieces of it are pure waste here (line numbers: botocore 1.43, moto 5.2.x):
   S3 request, for environment variables that do not change while the local cloud runs.
   The module is reloaded once, at install.
 
-``install()`` / ``uninstall()`` apply and undo all three (LocalCloud does both).
+* ``BackendDict.__getitem__`` (moto/core/base_backend.py:349), on every backend lookup, takes
+  a lock and searches the list of used services with a custom ``__eq__``. A present account
+  is returned directly: an account is only ever added by that method, which also registers
+  the service, and moto's reset clears both together.
+
+``install()`` / ``uninstall()`` apply and undo all four (LocalCloud does both).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import botocore.auth as botocore_auth
 import moto.core.responses as moto_responses
 import moto.s3.urls as s3_urls
 from botocore.auth import SigV4Auth
+from moto.core.base_backend import BackendDict
 from moto.s3.models import S3Backend
 
 __all__ = ["install", "uninstall"]
@@ -60,6 +66,12 @@ def _s3_url_module(self: S3Backend) -> Any:
     return s3_urls
 
 
+def _backend(self: BackendDict[Any], account_id: str) -> Any:
+    if dict.__contains__(self, account_id):
+        return dict.__getitem__(self, account_id)
+    return _originals[(BackendDict, "__getitem__")](self, account_id)
+
+
 def install() -> None:
     if _originals:
         return
@@ -68,6 +80,7 @@ def install() -> None:
         (SigV4Auth, "add_auth"): _add_auth,
         (moto_responses, "method_names_from_class"): _method_names,
         (S3Backend, "_url_module"): property(_s3_url_module),
+        (BackendDict, "__getitem__"): _backend,
     }
     for (owner, name), patched in patches.items():
         _originals[(owner, name)] = (
