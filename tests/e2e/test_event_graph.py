@@ -6,11 +6,14 @@ import json
 import threading
 from typing import Any
 
+import boto3
 import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
 from ingest_tools.localcloud import engine
-from ingest_tools.localcloud.cloud import LocalCloud
+from ingest_tools.localcloud.cloud import REGION, LocalCloud
 from ingest_tools.localcloud.pipeline import Pipeline
 from tests.support import AWKWARD_KEYS, sample_file, wait_for
 
@@ -222,6 +225,28 @@ def test_delivery_recovers_after_transient_target_errors(pipeline: Pipeline) -> 
     assert run.status == "SUCCEEDED"
     assert pipeline.delivery(key, version).attempts == 3
     assert dead_letters(pipeline) == []
+
+
+@pytest.mark.parametrize(
+    ("service", "operation", "method", "code"),
+    [
+        ("dynamodb", "DescribeTable", "describe_table", "ThrottlingException"),
+        ("stepfunctions", "ListStateMachines", "list_state_machines", "ThrottlingException"),
+        ("sqs", "ListQueues", "list_queues", "InternalError"),
+    ],
+)
+def test_injected_operation_faults_answer_as_the_service(
+    pipeline: Pipeline, service: str, operation: str, method: str, code: str
+) -> None:
+    client = boto3.client(
+        service, region_name=REGION, config=Config(retries={"total_max_attempts": 1})
+    )
+    kwargs = {"TableName": pipeline.table} if service == "dynamodb" else {}
+    pipeline.cloud.faults.fail_operation(service, operation, code, times=1)
+    with pytest.raises(ClientError) as failed:
+        getattr(client, method)(**kwargs)
+    assert failed.value.response["Error"]["Code"] == code
+    getattr(client, method)(**kwargs)  # the fault is used up: answered normally again
 
 
 def test_s3_sends_the_event_types_aws_sends(pipeline: Pipeline) -> None:

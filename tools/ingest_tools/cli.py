@@ -102,7 +102,9 @@ def _aws(args: argparse.Namespace) -> Any:
 def _client(session: Any, service: str) -> Any:
     from botocore.config import Config
 
-    return session.client(service, config=Config(retries={"mode": "standard", "max_attempts": 5}))
+    return session.client(
+        service, config=Config(retries={"mode": "standard", "total_max_attempts": 5})
+    )
 
 
 def _stack_outputs(args: argparse.Namespace, session: Any) -> dict[str, str]:

@@ -23,9 +23,10 @@ from ingest_pipeline.errors import (
     StorageUnavailableError,
 )
 
-# botocore's "standard" retry mode: exponential backoff with jitter on throttling and 5xx.
+# botocore's "standard" retry mode: exponential backoff with jitter on throttling and 5xx;
+# 5 attempts in all ("max_attempts" would mean 5 *retries*).
 BOTO_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 5},
+    retries={"mode": "standard", "total_max_attempts": 5},
     connect_timeout=5,
     read_timeout=30,
 )

@@ -853,18 +853,9 @@ def _call_action(self: Any) -> Any:
     fault = FAULTS.take_operation(self.boto3_service_name, self._get_action())
     if fault is None:
         return _orig_call_action(self)
-    # TODO(issue 3): every service should get _InjectedFault. moto's own ServiceException
-    # makes the serializer look up a "core" service model and raise UnknownServiceError;
-    # the tests written against that (StartExecution throttling) count attempts as it
-    # behaves today, and a proper throttling answer changes their retry count. Only SQS,
-    # where the crash broke the redrive tests, is switched for now.
-    _, headers, body = self.serialized(
-        _ActionResult(
-            (_InjectedFault if self.service_name == "sqs" else _ServiceException)(
-                fault.code, fault.message
-            )
-        )
-    )
+    # The caller gets the error as the service's own (moto's ServiceException would make the
+    # serializer look up a "core" service model and crash instead).
+    _, headers, body = self.serialized(_ActionResult(_InjectedFault(fault.code, fault.message)))
     headers, body = self._enrich_response(headers, body)
     return fault.status, headers, body
 

@@ -36,7 +36,8 @@ from ingest_tools.localcloud import engine
 
 __all__ = ["EventSourceMappings", "install", "uninstall"]
 
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 1})
+# One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
+_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 _orig_create = LambdaBackend.create_event_source_mapping
 
 

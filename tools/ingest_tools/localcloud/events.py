@@ -81,7 +81,8 @@ DEFAULT_RETRY_POLICY = {"MaximumRetryAttempts": 185, "MaximumEventAgeInSeconds":
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 300.0
 WORKERS = 8
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 1})
+# One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
+_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 
 class DeliveryFailed(Exception):

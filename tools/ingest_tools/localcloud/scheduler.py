@@ -39,7 +39,8 @@ from ingest_tools.localcloud import engine
 
 __all__ = ["Invocation", "Schedules", "UnsupportedTargetError", "render_input"]
 
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 1})
+# One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
+_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 _NOT_RETRIED = ("AccessDenied", "NotFound", "DoesNotExist", "NonExistent", "Validation", "Invalid")
 
 
