@@ -50,11 +50,12 @@ from moto.dynamodb.parsing.validators import (
     Validator,
 )
 
+from ingest_tools.localcloud.patching import Patches
+
 __all__ = ["install", "uninstall"]
 
 _EXPRESSION_ONLY = (ActionCountValidator, OverlappingPathsValidator, UpdateHashRangeKeyValidator)
 _MAX_EXPRESSIONS = 1024
-_originals: dict[tuple[type, str], Any] = {}
 _trees: dict[str, Any] = {}  # expression -> parsed tree (shared, never mutated)
 _pickles: dict[int, tuple[Any, bytes]] = {}  # id(tree) -> (tree, its pickle): ids stay valid
 _passed: set[tuple[Any, ...]] = set()  # (id(tree), names, table keys) whose static checks passed
@@ -64,7 +65,7 @@ _lock = threading.Lock()
 def _make(cls: type, expression_str: str) -> Any:
     tree = _trees.get(expression_str)
     if tree is None:
-        tree = _originals[(UpdateExpressionParser, "make")].__func__(cls, expression_str)
+        tree = _PATCHES.original(UpdateExpressionParser, "make").__func__(cls, expression_str)
         data = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
         with _lock:
             if len(_trees) >= _MAX_EXPRESSIONS:
@@ -206,21 +207,15 @@ def _patches() -> dict[tuple[type, str], Any]:
     }
 
 
+_PATCHES = Patches(_patches)
+
+
 def install() -> None:
-    if _originals:
-        return
-    for (cls, name), patched in _patches().items():
-        _originals[(cls, name)] = cls.__dict__.get(name)
-        setattr(cls, name, patched)
+    _PATCHES.install()
 
 
 def uninstall() -> None:
-    for (cls, name), original in _originals.items():
-        if original is None:
-            delattr(cls, name)
-        else:
-            setattr(cls, name, original)
-    _originals.clear()
+    _PATCHES.uninstall()
     _trees.clear()
     _pickles.clear()
     _passed.clear()

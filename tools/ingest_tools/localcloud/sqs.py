@@ -28,11 +28,12 @@ from typing import Any
 from moto.sqs.exceptions import ReceiptHandleIsInvalid
 from moto.sqs.models import Message, Queue, SQSBackend
 
+from ingest_tools.localcloud.patching import Patches
+
 __all__ = ["install", "uninstall"]
 
 _counting = threading.local()  # .off: inside SendMessage, Approximate* counts are not read
 _handles: weakref.WeakValueDictionary[str, Message] = weakref.WeakValueDictionary()
-_originals: dict[tuple[type, str], Any] = {}
 
 
 def _now_ms() -> float:
@@ -75,13 +76,13 @@ _COUNTS = {
 def _send_message(self: SQSBackend, *args: Any, **kwargs: Any) -> Any:
     _counting.off = True
     try:
-        return _originals[(SQSBackend, "send_message")](self, *args, **kwargs)
+        return _PATCHES.original(SQSBackend, "send_message")(self, *args, **kwargs)
     finally:
         _counting.off = False
 
 
 def _mark_received(self: Message, *args: Any, **kwargs: Any) -> None:
-    _originals[(Message, "mark_received")](self, *args, **kwargs)
+    _PATCHES.original(Message, "mark_received")(self, *args, **kwargs)
     _handles[self.receipt_handle] = self  # type: ignore[index]
 
 
@@ -120,16 +121,13 @@ def _patches() -> dict[tuple[type, str], Any]:
     return patches
 
 
+_PATCHES = Patches(_patches)
+
+
 def install() -> None:
-    if _originals:
-        return
-    for (cls, name), patched in _patches().items():
-        _originals[(cls, name)] = cls.__dict__[name]
-        setattr(cls, name, patched)
+    _PATCHES.install()
 
 
 def uninstall() -> None:
-    for (cls, name), original in _originals.items():
-        setattr(cls, name, original)
-    _originals.clear()
+    _PATCHES.uninstall()
     _handles.clear()

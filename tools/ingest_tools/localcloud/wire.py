@@ -36,16 +36,17 @@ from botocore.auth import SigV4Auth
 from moto.core.base_backend import BackendDict
 from moto.s3.models import S3Backend
 
+from ingest_tools.localcloud.patching import Patches
+
 __all__ = ["install", "uninstall"]
 
 _ZERO_SIGNATURE = "0" * 64
-_originals: dict[tuple[Any, str], Any] = {}
 
 
 def _add_auth(self: Any, request: Any) -> None:
     # S3's and other special signers, and missing credentials (NoCredentialsError): as botocore.
     if self.__class__ is not SigV4Auth or self.credentials is None:
-        _originals[(SigV4Auth, "add_auth")](self, request)
+        _PATCHES.original(SigV4Auth, "add_auth")(self, request)
         return
     request.context["timestamp"] = botocore_auth.get_current_datetime().strftime(
         botocore_auth.SIGV4_TIMESTAMP
@@ -59,7 +60,7 @@ def _add_auth(self: Any, request: Any) -> None:
 
 @functools.cache
 def _method_names(clazz: type) -> list[str]:
-    return list(_originals[(moto_responses, "method_names_from_class")](clazz))
+    return list(_PATCHES.original(moto_responses, "method_names_from_class")(clazz))
 
 
 def _s3_url_module(self: S3Backend) -> Any:
@@ -69,28 +70,27 @@ def _s3_url_module(self: S3Backend) -> Any:
 def _backend(self: BackendDict[Any], account_id: str) -> Any:
     if dict.__contains__(self, account_id):
         return dict.__getitem__(self, account_id)
-    return _originals[(BackendDict, "__getitem__")](self, account_id)
+    return _PATCHES.original(BackendDict, "__getitem__")(self, account_id)
 
 
-def install() -> None:
-    if _originals:
-        return
-    importlib.reload(s3_urls)  # what moto does per request, once
-    patches: dict[tuple[Any, str], Any] = {
+def _patches() -> dict[tuple[Any, str], Any]:
+    return {
         (SigV4Auth, "add_auth"): _add_auth,
         (moto_responses, "method_names_from_class"): _method_names,
         (S3Backend, "_url_module"): property(_s3_url_module),
         (BackendDict, "__getitem__"): _backend,
     }
-    for (owner, name), patched in patches.items():
-        _originals[(owner, name)] = (
-            owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
-        )
-        setattr(owner, name, patched)
+
+
+_PATCHES = Patches(_patches)
+
+
+def install() -> None:
+    if not _PATCHES.installed:
+        importlib.reload(s3_urls)  # what moto does per S3 request, once
+    _PATCHES.install()
 
 
 def uninstall() -> None:
-    for (owner, name), original in _originals.items():
-        setattr(owner, name, original)
-    _originals.clear()
+    _PATCHES.uninstall()
     _method_names.cache_clear()
