@@ -42,14 +42,17 @@ Workarounds for moto bugs/divergences (sections 0, 5-8 below):
 8. CloudFormation AWS::StepFunctions::StateMachine lands in the executing backend, with
    DefinitionSubstitutions and Definition (object) applied.
 
-Usage:
-    import moto_sfn_hooks as H
-    H.install()
+All of them are one table (``_patches``, applied and undone by ``patching.Patches``), like
+the SQS, DynamoDB and request-path replacements in sqs.py, ddb.py and wire.py.
+
+Usage (LocalCloud does this):
+    from ingest_tools.localcloud import engine
+    engine.install()
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True},
                           "lambda": {"use_docker": False}}):
-        H.HANDLERS["my-fn"] = app.handler       # key: FunctionName as created in moto
+        engine.HANDLERS["my-fn"] = app.handler  # key: FunctionName as created in moto
         ...
-    H.uninstall()
+    engine.uninstall()
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ from moto.stepfunctions.parser.asl.component.state.wait.wait_function import (
 )
 from moto.stepfunctions.parser.backend import execution as sfn_execution
 from moto.stepfunctions.parser.mocking import mock_config
+
+from ingest_tools.localcloud.patching import Patches
 
 # ---------------------------------------------------------------- 1. Lambda handlers
 HANDLERS: dict[str, Callable[[Any, Any], Any]] = {}  # function name -> handler(event, ctx)
@@ -611,8 +616,6 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service impor
     state_task_service as _sts,
 )
 
-_patched_from_error: dict = {}
-
 
 def _all_service_classes():
     for m in _pkg.iter_modules(_svc_pkg.__path__):
@@ -738,7 +741,6 @@ _cached_ext_parse = _functools.lru_cache(maxsize=4096)(_jp_ext_parse)
 _cached_jp_parse = _functools.lru_cache(maxsize=4096)(_jp_parse)
 _orig_boto_client_for = _boto_client.boto_client_for
 _SDK_CLIENTS: dict[tuple[str, str], Any] = {}
-_patched_client_modules: list[Any] = []
 
 
 def _cached_boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
@@ -752,27 +754,19 @@ def _cached_boto_client_for(region: str, service: str, state_credentials: Any = 
         return client
 
 
-def _install_caches() -> None:
+def _cache_patches() -> dict[tuple[Any, str], Any]:
     _all_service_classes()  # import every integration module first
-    _json_path.parse = _cached_ext_parse
-    _result_path.parse = _cached_jp_parse
+    table: dict[tuple[Any, str], Any] = {
+        (_json_path, "parse"): _cached_ext_parse,
+        (_result_path, "parse"): _cached_jp_parse,
+    }
     for name, module in list(_sys.modules.items()):
         if (
             name.startswith("moto.stepfunctions.parser")
             and getattr(module, "boto_client_for", None) is _orig_boto_client_for
         ):
-            module.boto_client_for = _cached_boto_client_for
-            _patched_client_modules.append(module)
-
-
-def _uninstall_caches() -> None:
-    _json_path.parse = _jp_ext_parse
-    _result_path.parse = _jp_parse
-    for module in _patched_client_modules:
-        module.boto_client_for = _orig_boto_client_for
-    _patched_client_modules.clear()
-    with _LOCK:
-        _SDK_CLIENTS.clear()
+            table[(module, "boto_client_for")] = _cached_boto_client_for
+    return table
 
 
 # ---------------------------------------------------------------- 10. execution end notification
@@ -908,50 +902,45 @@ def _bucket_response(self: Any, request: Any, full_url: str, headers: Any) -> An
 
 
 # ---------------------------------------------------------------- install
+def _patches() -> dict[tuple[Any, str], Any]:
+    return {
+        **_cache_patches(),
+        (_asl_parser.AmazonStateLanguageParser, "parse"): staticmethod(_cached_parse),
+        (sfn_execution.BaseExecutionWorkerCommunication, "terminated"): _terminated,
+        (_BaseResponse, "call_action"): _call_action,
+        (_s3_responses.S3Response, "key_response"): _key_response,
+        (_s3_responses.S3Response, "bucket_response"): _bucket_response,
+        (_sfn_models.StateMachine, "create_from_cloudformation_json"): classmethod(_cfn_create),
+        (_sfn_models.StateMachine, "delete_from_cloudformation_json"): classmethod(_cfn_delete),
+        **{
+            (k, "_from_error"): _wrap_from_error(k.__dict__["_from_error"])
+            for k in _all_service_classes()
+            if "_from_error" in k.__dict__
+        },
+        (_state_mod, "StateData"): _state_data,
+        (_ew.ExecutionWorker, "_get_evaluation_environment"): _get_env,
+        (LambdaSimpleBackend, "invoke"): _invoke,
+        (jitter_strategy_decl.JitterStrategyDecl, "_eval_body"): _jitter_eval,
+        (wait_function.WaitFunction, "_wait_interval"): _wait_interval,
+        (sfn_parser_models.StepFunctionsParserBackend, "start_execution"): _start_execution,
+        (sfn_execution.Execution, "_get_start_execution_worker"): _get_worker,
+    }
+
+
+_PATCHES = Patches(_patches)
+
+
 def install():
-    _install_caches()
-    _asl_parser.AmazonStateLanguageParser.parse = staticmethod(_cached_parse)
-    sfn_execution.BaseExecutionWorkerCommunication.terminated = _terminated
-    _BaseResponse.call_action = _call_action
-    _s3_responses.S3Response.key_response = _key_response
-    _s3_responses.S3Response.bucket_response = _bucket_response
-    _sfn_models.StateMachine.create_from_cloudformation_json = classmethod(_cfn_create)
-    _sfn_models.StateMachine.delete_from_cloudformation_json = classmethod(_cfn_delete)
-    for k in _all_service_classes():
-        if "_from_error" in k.__dict__ and k not in _patched_from_error:
-            _patched_from_error[k] = k.__dict__["_from_error"]
-            k._from_error = _wrap_from_error(k.__dict__["_from_error"])
+    _PATCHES.install()
     _sdk._SERVICE_ERROR_NAMES.update(_SDK_NAMES)
-    _state_mod.StateData = _state_data
-    _ew.ExecutionWorker._get_evaluation_environment = _get_env
-    LambdaSimpleBackend.invoke = _invoke
-    jitter_strategy_decl.JitterStrategyDecl._eval_body = _jitter_eval
-    wait_function.WaitFunction._wait_interval = _wait_interval
-    sfn_parser_models.StepFunctionsParserBackend.start_execution = _start_execution
-    sfn_execution.Execution._get_start_execution_worker = _get_worker
 
 
 def uninstall():
-    _uninstall_caches()
-    _asl_parser.AmazonStateLanguageParser.parse = _orig_parse
-    sfn_execution.BaseExecutionWorkerCommunication.terminated = _orig_terminated
-    _BaseResponse.call_action = _orig_call_action
-    _s3_responses.S3Response.key_response = _orig_key_response
-    _s3_responses.S3Response.bucket_response = _orig_bucket_response
-    _sfn_models.StateMachine.create_from_cloudformation_json = _orig_cfn_create
-    _sfn_models.StateMachine.delete_from_cloudformation_json = _orig_cfn_delete
-    for k, f in _patched_from_error.items():
-        k._from_error = f
-    _patched_from_error.clear()
+    _PATCHES.uninstall()
     for k in _SDK_NAMES:
         _sdk._SERVICE_ERROR_NAMES.pop(k, None)
-    _state_mod.StateData = _StateData
-    _ew.ExecutionWorker._get_evaluation_environment = _orig_get_env
-    LambdaSimpleBackend.invoke = _orig_invoke
-    jitter_strategy_decl.JitterStrategyDecl._eval_body = _orig_jitter_eval
-    wait_function.WaitFunction._wait_interval = _orig_wait_interval
-    sfn_parser_models.StepFunctionsParserBackend.start_execution = _orig_start_execution
-    sfn_execution.Execution._get_start_execution_worker = _orig_get_worker
+    with _LOCK:
+        _SDK_CLIENTS.clear()
 
 
 def reset():
