@@ -68,6 +68,12 @@ def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", "Unknown"))
 
 
+def error_message(exc: ClientError, action: str) -> str:
+    """``"<action>: <code>: <AWS message>"``, the text of every mapped pipeline error."""
+    text = exc.response.get("Error", {}).get("Message", "")
+    return f"{action}: {error_code(exc)}: {text}".rstrip(": ")
+
+
 def is_error(exc: BaseException, *codes: str) -> bool:
     """True when ``exc`` is, or was translated by ``aws_errors`` from, a ClientError with one
     of ``codes`` (an expected answer, such as a failed condition, rather than a failure)."""
@@ -76,8 +82,7 @@ def is_error(exc: BaseException, *codes: str) -> bool:
 
 
 def map_client_error(exc: ClientError, action: str) -> PipelineError:
-    code = error_code(exc)
-    message = f"{action}: {code}: {exc.response.get('Error', {}).get('Message', '')}".rstrip(": ")
+    code, message = error_code(exc), error_message(exc, action)
     if code in _TRANSIENT:
         return StorageUnavailableError(message)
     if code in _DENIED:

@@ -16,7 +16,7 @@ import boto3
 from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
-from ingest_pipeline.dal.aws import BOTO_CONFIG, error_code
+from ingest_pipeline.dal.aws import BOTO_CONFIG, error_code, error_message
 from ingest_pipeline.dal.aws import aws_errors as _aws_errors
 from ingest_pipeline.errors import (
     AccessDeniedError,
@@ -71,8 +71,7 @@ def aws_errors(action: str) -> AbstractContextManager[None]:
 
 
 def map_client_error(exc: ClientError, action: str) -> PipelineError:
-    code = error_code(exc)
-    message = f"{action}: {code}: {exc.response.get('Error', {}).get('Message', '')}".rstrip(": ")
+    code, message = error_code(exc), error_message(exc, action)
     if code in _NOT_FOUND:
         return ObjectNotFoundError(message)
     if code in _DENIED or code.startswith("KMS"):
