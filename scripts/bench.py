@@ -4,9 +4,14 @@
   on the embedded local cloud (virtual clock: retry backoff costs no real time);
 * a burst: N objects uploaded back to back, objects per second until every execution ended,
   with lost / processed-twice counts;
+* the moto floor: CPU time of the five data calls each object needs (PutObject, the claim's
+  UpdateItem, GetObject, the output's PutObject, the record's UpdateItem, with the state
+  machine's own expressions), made back to back on one thread with nothing else running. It
+  bounds what any burst on this embedded cloud can reach: every object costs at least that
+  much CPU under one interpreter lock, before Step Functions, Lambda and EventBridge;
 * the full test suite: wall time of `make test` (bootstrap no-op, lint, sam build, pytest).
 
-    python scripts/bench.py [--runs 30] [--burst 1000] [--no-suite]
+    python scripts/bench.py [--runs 30] [--burst 1000] [--floor 500] [--no-suite]
 
 Targets (issue 3, this 2-core machine): happy median <= 100 ms, burst >= 50 objects/s,
 make test <= 3 min.
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -23,12 +29,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
 from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.cloud import ROOT, LocalCloud
 from ingest_tools.localcloud.pipeline import Pipeline
 
+ASL = json.loads((ROOT / "statemachines" / "pipeline.asl.json").read_text())["States"]
 GOOD = (ROOT / "events" / "files" / "orders-good.csv").read_bytes()
 BAD = (ROOT / "events" / "files" / "orders-bad-values.csv").read_bytes()
 TARGETS = {"happy_median_ms": 100.0, "burst_objects_per_s": 50.0, "suite_s": 180.0}
@@ -105,7 +113,7 @@ def burst(cloud: LocalCloud, n: int) -> dict[str, float]:
     process = cloud.functions["ProcessFunction"]
     invoked_before = engine.invocation_count(process)
     delivered_before = len(cloud.deliveries.all())
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     versions = {}
     for i in range(n):
         key = f"incoming/orders/burst/{i:05d}.csv"
@@ -113,7 +121,7 @@ def burst(cloud: LocalCloud, n: int) -> dict[str, float]:
     cloud.deliveries.drain(timeout=1800)
     arns = [d.execution_arn for d in cloud.deliveries.all()[delivered_before:] if d.execution_arn]
     final = p.wait_all(arns, timeout=1800)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     succeeded = sum(
         1
         for key, version in versions.items()
@@ -123,10 +131,99 @@ def burst(cloud: LocalCloud, n: int) -> dict[str, float]:
         "objects": n,
         "seconds": elapsed,
         "objects_per_s": n / elapsed,
+        "cpu_ms_per_object": cpu * 1000 / n,
         "succeeded": succeeded,
         "lost": n - succeeded,
         "processed_twice": engine.invocation_count(process) - invoked_before - n,
         "executions_failed": sum(1 for s in final.values() if s != "SUCCEEDED"),
+    }
+
+
+def _values(parameters: dict[str, Any], given: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A task's ExpressionAttributeValues with every path / substitution filled from ``given``."""
+    values = {k: given.get(k, v) for k, v in parameters["ExpressionAttributeValues"].items()}
+    unresolved = [k for k, v in values.items() if "${" in json.dumps(v) or any("$" in t for t in v)]
+    assert not unresolved, unresolved
+    return values
+
+
+def floor(cloud: LocalCloud, n: int) -> dict[str, float]:
+    """CPU per object of the data calls alone (see the module docstring), on this thread."""
+    p = Pipeline(cloud)
+    s3, ddb = p.s3, p.ddb
+    bucket = "bench-floor"  # no EventBridge notifications: nothing runs but these calls
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    claim, record = ASL["ClaimObject"]["Parameters"], ASL["RecordSuccess"]["Parameters"]
+    execution = {"S": "arn:aws:states:us-east-1:123456789012:execution:bench:floor"}
+    now = {"S": "2026-11-21T12:00:00.000Z"}
+    per_call: dict[str, float] = {}
+
+    def call(name: str, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        started = time.thread_time()
+        try:
+            return fn(**kwargs)
+        finally:
+            per_call[name] = per_call.get(name, 0.0) + time.thread_time() - started
+
+    def one(i: int) -> None:
+        key = f"incoming/orders/floor/{i:05d}.csv"
+        version = call("PutObject", s3.put_object, Bucket=bucket, Key=key, Body=GOOD)["VersionId"]
+        item_key = {"pk": {"S": f"s3://{bucket}/{key}"}, "sk": {"S": f"v#{version}"}}
+        update = {"TableName": p.table, "Key": item_key}
+        for field in ("ConditionExpression", "UpdateExpression", "ExpressionAttributeNames"):
+            update[field] = claim[field]
+        update["ExpressionAttributeValues"] = _values(
+            claim,
+            {
+                ":execution": execution,
+                ":now": now,
+                ":lease": {"N": "900"},
+                ":bucket": {"S": bucket},
+                ":key": {"S": key},
+                ":version": {"S": version},
+                ":source": {"S": "aws.s3"},
+                ":reprocess": {"BOOL": False},
+                ":stale_before": {"S": "2026-11-21T11:00:00.000Z"},
+            },
+        )
+        call("UpdateItem", ddb.update_item, ReturnValues="UPDATED_NEW", **update)
+        body = call("GetObject", s3.get_object, Bucket=bucket, Key=key, VersionId=version)
+        body["Body"].read()
+        output = f"processed/orders/floor/{i:05d}.jsonl"
+        call("PutObject", s3.put_object, Bucket=bucket, Key=output, Body=GOOD, Metadata={"a": "b"})
+        for field in ("ConditionExpression", "UpdateExpression", "ExpressionAttributeNames"):
+            update[field] = record[field]
+        update["ExpressionAttributeValues"] = _values(
+            record,
+            {
+                ":execution": execution,
+                ":now": now,
+                ":dataset": {"S": "orders"},
+                ":rows": {"N": "2"},
+                ":bytes_in": {"N": str(len(GOOD))},
+                ":bytes_out": {"N": str(len(GOOD))},
+                ":sha256": {"S": "0" * 64},
+                ":output_key": {"S": output},
+                ":expires_at": {"N": "1803039757"},
+            },
+        )
+        call("UpdateItem", ddb.update_item, **update)
+
+    one(-1)  # first calls: imports, parsed expressions
+    # This machine's speed drifts by a third from minute to minute: the fastest of five rounds
+    # is the estimate of what the calls cost (noise only ever adds time).
+    rounds = []
+    size = max(1, n // 5)
+    for r in range(5):
+        per_call.clear()
+        started = time.thread_time()
+        for i in range(r * size, (r + 1) * size):
+            one(i)
+        rounds.append(((time.thread_time() - started) * 1000 / size, dict(per_call)))
+    cpu_ms, calls = min(rounds, key=lambda r: r[0])
+    return {"cpu_ms_per_object": cpu_ms, "objects_per_s": 1000 / cpu_ms} | {
+        f"{name}_ms": seconds * 1000 / size for name, seconds in calls.items()
     }
 
 
@@ -146,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30, help="runs per path")
     parser.add_argument("--burst", type=int, default=1000, help="objects in the burst")
+    parser.add_argument("--floor", type=int, default=500, help="objects for the moto floor")
     parser.add_argument("--no-suite", action="store_true", help="skip timing `make test`")
     args = parser.parse_args(argv)
 
@@ -155,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
             measured = paths(cloud, args.runs)
         with LocalCloud() as cloud:
             burst_figures = burst(cloud, args.burst)
+        with LocalCloud() as cloud:
+            floor_figures = floor(cloud, args.floor)
 
     print("\nS3 PutObject -> terminal state (ms)")
     print(f"  {'path':<26}{'median':>8}{'p95':>8}  final status")
@@ -167,7 +267,14 @@ def main(argv: list[str] | None = None) -> int:
         f"\nburst: {b['objects']:.0f} objects in {b['seconds']:.1f}s = "
         f"{b['objects_per_s']:.1f} objects/s"
         f"  (lost {b['lost']:.0f}, processed twice {b['processed_twice']:.0f}, "
-        f"failed {b['executions_failed']:.0f})"
+        f"failed {b['executions_failed']:.0f}), {b['cpu_ms_per_object']:.1f} ms CPU per object"
+    )
+    f = floor_figures
+    print(
+        f"moto floor: {f['cpu_ms_per_object']:.1f} ms CPU per object for its five data calls alone "
+        f"(PutObject {f['PutObject_ms']:.1f}, UpdateItem {f['UpdateItem_ms']:.1f}, "
+        f"GetObject {f['GetObject_ms']:.1f}; per object) = at most "
+        f"{f['objects_per_s']:.1f} objects/s under one interpreter lock"
     )
     suite_s = None
     if not args.no_suite:

@@ -1,4 +1,5 @@
-"""The local cloud's faster SQS and DynamoDB bookkeeping gives moto's answers (sqs.py, ddb.py).
+"""The local cloud's faster SQS and DynamoDB bookkeeping and request path give moto's answers
+(sqs.py, ddb.py, wire.py).
 
 Each test asks through boto3, as the pipeline and the tools do, and checks what a caller sees:
 message counts, deletes, invalid receipt handles, validation errors and the stored item.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from typing import Any
 
 import boto3
 import pytest
@@ -187,3 +189,48 @@ def test_conditional_writes_are_atomic_under_concurrency(cloud: LocalCloud) -> N
     item = ddb.get_item(TableName=table, Key={"pk": {"S": "s3://b/contended"}, "sk": {"S": "v#1"}})
     assert item["Item"]["claimed_by"] == {"N": str(winners[0])}
     assert item["Item"]["attempt"] == {"N": "1"}
+
+
+def test_responses_carry_every_dynamodb_type_and_nested_shape(cloud: LocalCloud) -> None:
+    """wire.py's response serializer shortcut: what was written is what every read returns."""
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    table = cloud.outputs["ObjectStateTableName"]
+    key = {"pk": {"S": "s3://b/every type"}, "sk": {"S": "v#1"}}
+    item = key | {
+        "s": {"S": "d\u00e9j\u00e0 vu"},
+        "n": {"N": "-12.5"},
+        "b": {"B": b"\x00\xffbytes"},
+        "ss": {"SS": ["a", "b"]},
+        "ns": {"NS": ["1", "2"]},
+        "bs": {"BS": [b"\x01", b"\x02"]},
+        "m": {"M": {"inner": {"L": [{"S": "x"}, {"NULL": True}, {"BOOL": False}]}}},
+        "empty": {"M": {}},
+    }
+    ddb.put_item(TableName=table, Item=item)
+
+    def same(got: dict[str, Any]) -> None:
+        assert {k: v for k, v in got.items() if k not in ("ss", "ns", "bs")} == {
+            k: v for k, v in item.items() if k not in ("ss", "ns", "bs")
+        }
+        for name, kind in (("ss", "SS"), ("ns", "NS"), ("bs", "BS")):
+            assert sorted(got[name][kind]) == sorted(item[name][kind])  # sets: any order
+
+    same(ddb.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"])
+    query = ddb.query(
+        TableName=table,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": key["pk"]},
+    )
+    assert query["Count"] == 1 and query["ScannedCount"] == 1
+    same(query["Items"][0])
+    updated = ddb.update_item(
+        TableName=table,
+        Key=key,
+        UpdateExpression="SET n = n + :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+        ReturnValues="ALL_NEW",
+    )["Attributes"]
+    assert updated["n"] == {"N": "-11.5"} and updated["b"] == item["b"]
+    described = ddb.describe_table(TableName=table)["Table"]
+    assert described["TableName"] == table and described["ItemCount"] >= 1
+    assert {a["AttributeName"] for a in described["KeySchema"]} == {"pk", "sk"}

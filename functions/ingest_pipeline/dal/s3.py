@@ -4,6 +4,7 @@ pipeline's taxonomy. The only module of the package that talks to S3."""
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -166,20 +167,49 @@ def open_object(bucket: str, key: str, version_id: str | None) -> OpenedObject:
 
 
 def upload_stream(
-    bucket: str, key: str, chunks: Iterator[bytes], *, content_type: str, metadata: dict[str, str]
+    bucket: str,
+    key: str,
+    chunks: Iterator[bytes],
+    *,
+    content_type: str,
+    metadata: dict[str, str],
+    config: TransferConfig = TRANSFER_CONFIG,
 ) -> None:
     """Stream chunks to one object; the object appears only when the upload completes.
 
-    An exception raised by ``chunks`` aborts the upload: nothing is written.
+    An exception raised by ``chunks`` aborts the upload: nothing is written. Output below
+    ``config.multipart_threshold`` (nearly every object) is sent as the one PutObject that
+    s3transfer would send for it, without starting a transfer manager and its threads for
+    each invocation; larger output is streamed with ``upload_fileobj`` (multipart).
     """
-    with aws_errors(f"PutObject s3://{bucket}/{key}"):
+    extra: dict[str, Any] = {"ContentType": content_type, "Metadata": ascii_metadata(metadata)}
+    with aws_errors(f"PutObject s3://{bucket}/{key}"):  # reading the source can fail too
+        head, rest = _read_up_to(chunks, config.multipart_threshold)
+        if rest is None:
+            s3_client().put_object(Bucket=bucket, Key=key, Body=head, **extra)
+            return
         s3_client().upload_fileobj(
-            io.BufferedReader(_IterStream(chunks), buffer_size=READ_BUFFER_BYTES),
+            io.BufferedReader(
+                _IterStream(itertools.chain([head], rest)), buffer_size=READ_BUFFER_BYTES
+            ),
             bucket,
             key,
-            ExtraArgs={"ContentType": content_type, "Metadata": ascii_metadata(metadata)},
-            Config=TRANSFER_CONFIG,
+            ExtraArgs=extra,
+            Config=config,
         )
+
+
+def _read_up_to(chunks: Iterator[bytes], limit: int) -> tuple[bytes, Iterator[bytes] | None]:
+    """The first chunks, joined, until more than ``limit`` bytes were read; the iterator
+    over the remaining chunks, or None when the chunks ended within the limit."""
+    head: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        head.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(head), chunks
+    return b"".join(head), None
 
 
 def copy_object(

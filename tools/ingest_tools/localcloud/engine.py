@@ -62,7 +62,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -82,6 +82,7 @@ from ingest_tools.localcloud.patching import Patches
 HANDLERS: dict[str, Callable[[Any, Any], Any]] = {}  # function name -> handler(event, ctx)
 ENFORCE_FUNCTION_TIMEOUT = True  # handler slower than the function's Timeout -> Sandbox.Timedout
 INVOCATIONS: list[dict] = []  # log of in-process invocations (thread-safe append)
+_INVOKED: Counter[str] = Counter()  # invocations per function
 _LOCK = threading.Lock()
 
 
@@ -136,7 +137,8 @@ def _invoke(self, function_name, qualifier, body, headers, response_headers):
     rec = {"function": fn.function_name, "event": event, "thread": threading.current_thread().name}
     with _LOCK:
         INVOCATIONS.append(rec)
-        number = sum(1 for r in INVOCATIONS if r["function"] == fn.function_name)
+        _INVOKED[fn.function_name] += 1
+        number = _INVOKED[fn.function_name]
         fault = FAULTS.take(fn.function_name, number)
     if fault is not None:
         handler = fault.as_handler(handler)
@@ -461,7 +463,7 @@ FAULTS = Faults()
 def invocation_count(function: str) -> int:
     """How many times ``function`` (physical name) has been invoked in-process so far."""
     with _LOCK:
-        return sum(1 for r in INVOCATIONS if r["function"] == function)
+        return _INVOKED[function]
 
 
 # ---------------------------------------------------------------- 2. virtual backoff
@@ -811,13 +813,13 @@ def running_executions() -> list[Any]:
     return [e for e in executions() if getattr(e, "exec_status", None) == "RUNNING"]
 
 
-def execution_status(arn: str) -> str | None:
-    """Status of one execution straight from the backend (no API call): RUNNING, SUCCEEDED ..."""
-    for execution in executions():
-        if execution.exec_arn == arn:
-            status = execution.exec_status
-            return str(getattr(status, "value", status))
-    return None
+def execution_statuses() -> dict[str, str]:
+    """Every execution's status straight from the backend (no API call), by ARN."""
+    return {
+        execution.exec_arn: str(getattr(status, "value", status))
+        for execution in executions()
+        if (status := execution.exec_status)
+    }
 
 
 # ---------------------------------------------------------------- 11. operation faults
@@ -945,7 +947,9 @@ def uninstall():
 
 def reset():
     HANDLERS.clear()
-    INVOCATIONS.clear()
+    with _LOCK:
+        INVOCATIONS.clear()
+        _INVOKED.clear()
     RETRY_SLEEPS.clear()
     WAITS.clear()
     FAULTS.clear()

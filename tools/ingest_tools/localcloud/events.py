@@ -160,12 +160,14 @@ class DeliveryLog:
 
     def __init__(self) -> None:
         self._items: list[Delivery] = []
+        self._unfinished = 0  # submitted, not finished (clear() forgets items, not this)
         self._changed = threading.Condition()
         self._pool: ThreadPoolExecutor | None = None
 
     def submit(self, delivery: Delivery, work: Callable[[Delivery], None]) -> None:
         with self._changed:
             self._items.append(delivery)
+            self._unfinished += 1
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="eventbridge")
             pool = self._pool
@@ -177,6 +179,7 @@ class DeliveryLog:
         finally:
             delivery.finished = time.monotonic()
             with self._changed:
+                self._unfinished -= 1
                 self._changed.notify_all()
 
     def all(self) -> list[Delivery]:
@@ -199,7 +202,7 @@ class DeliveryLog:
 
     def drain(self, timeout: float = 30.0) -> None:
         """Wait until no delivery is pending; TimeoutError otherwise."""
-        if not self.wait(lambda: all(d.finished is not None for d in self._items), timeout):
+        if not self.wait(lambda: self._unfinished == 0, timeout):
             pending = sum(1 for d in self.all() if d.finished is None)
             raise TimeoutError(f"{pending} EventBridge deliveries still pending after {timeout}s")
 

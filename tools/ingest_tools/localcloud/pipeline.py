@@ -200,10 +200,9 @@ class Pipeline:
         pending = set(arns)
         final: dict[str, str] = {}
 
-        def done() -> bool:
-            for arn in list(pending):
-                status = engine.execution_status(arn)
-                if status and status != "RUNNING":
+        def done() -> bool:  # one pass over the backend's executions per wake-up
+            for arn, status in engine.execution_statuses().items():
+                if arn in pending and status != "RUNNING":
                     final[arn] = status
                     pending.discard(arn)
             return not pending

@@ -1,8 +1,8 @@
 """The in-process request path (boto3 -> botocore -> moto), without work nobody checks.
 
 Every AWS call in the local cloud goes through botocore and moto's request/response layers:
-about 2 ms of CPU per call, several times the work of the call itself for a GetItem. Three
-pieces of it are pure waste here (line numbers: botocore 1.43, moto 5.2.x):
+about 2 ms of CPU per call, several times the work of the call itself for a GetItem. These
+pieces of it are waste here (line numbers: botocore 1.43, moto 5.2.x):
 
 * SigV4 signing (botocore/auth.py:430 ``SigV4Auth.add_auth``): moto does not verify
   signatures. The request keeps its date and token headers and an Authorization header with
@@ -20,7 +20,20 @@ pieces of it are pure waste here (line numbers: botocore 1.43, moto 5.2.x):
   is returned directly: an account is only ever added by that method, which also registers
   the service, and moto's reset clears both together.
 
-``install()`` / ``uninstall()`` apply and undo all four (LocalCloud does both).
+* moto's response serializer (moto/core/serialize.py:357 ``ResponseSerializer.get_value``)
+  asks an ``AttributePicker`` for every member of every shape, and the picker instantiates
+  its six alias providers each time to list the keys it tries: a three-attribute GetItem
+  made 32 picker calls (a quarter of the call's CPU under cProfile). For a plain ``dict``
+  the keys tried depend only on the shape (with its ``parent``, always the structure that
+  lists it) and the member name: there are no ``Meta`` aliases and the class name is always
+  ``dict``. So they are listed once per (picker class, shape, member), then tried in the
+  same order. Objects,
+  pickers with response transformers and custom alias providers take moto's path;
+* botocore rebuilds the User-Agent header on every request, character by character
+  (botocore/useragent.py:142 ``sanitize_user_agent_string_component``, a pure function of
+  its arguments); its results are memoised.
+
+``install()`` / ``uninstall()`` apply and undo all six (LocalCloud does both).
 """
 
 from __future__ import annotations
@@ -30,10 +43,13 @@ import importlib
 from typing import Any
 
 import botocore.auth as botocore_auth
+import botocore.useragent as botocore_useragent
 import moto.core.responses as moto_responses
 import moto.s3.urls as s3_urls
 from botocore.auth import SigV4Auth
+from moto.core import serialize as moto_serialize
 from moto.core.base_backend import BackendDict
+from moto.core.utils import get_value as _moto_get_value
 from moto.s3.models import S3Backend
 
 from ingest_tools.localcloud.patching import Patches
@@ -73,12 +89,58 @@ def _backend(self: BackendDict[Any], account_id: str) -> Any:
     return _PATCHES.original(BackendDict, "__getitem__")(self, account_id)
 
 
+_PICKERS = (moto_serialize.AttributePicker, moto_serialize.XFormedAttributePicker)
+_MISSING = moto_serialize.MISSING
+# (picker class, id(shape), key) -> (shape, the keys the picker tries for a dict, in order)
+_PICKED_KEYS: dict[tuple[type, int, str], tuple[Any, tuple[str, ...]]] = {}
+
+
+def _keys_for_dict(picker: Any, shape: Any, key: str) -> tuple[str, ...]:
+    cache_key = (type(picker), id(shape), key)
+    hit = _PICKED_KEYS.get(cache_key)
+    if hit is not None and hit[0] is shape:
+        return hit[1]
+    context = moto_serialize.AttributePickerContext(obj={}, key=key, shape=shape)
+    keys = tuple(picker.get_possible_keys(context))
+    _PICKED_KEYS[cache_key] = (shape, keys)
+    return keys
+
+
+def _serializer_get_value(self: Any, value: Any, key: str, shape: Any) -> Any:
+    picker = self._value_picker
+    if (
+        type(value) is not dict
+        or type(picker) not in _PICKERS
+        or picker.response_transformers
+        or picker.alias_providers is not moto_serialize.DEFAULT_ALIAS_PROVIDERS
+    ):
+        return _PATCHES.original(moto_serialize.ResponseSerializer, "get_value")(
+            self, value, key, shape
+        )
+    for possible_key in _keys_for_dict(picker, shape, key):
+        found = _moto_get_value(value, possible_key, _MISSING)
+        if found is not _MISSING:
+            return found
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _sanitize_ua(raw_str: str, allow_hash: bool) -> str:
+    return str(
+        _PATCHES.original(botocore_useragent, "sanitize_user_agent_string_component")(
+            raw_str, allow_hash
+        )
+    )
+
+
 def _patches() -> dict[tuple[Any, str], Any]:
     return {
         (SigV4Auth, "add_auth"): _add_auth,
         (moto_responses, "method_names_from_class"): _method_names,
         (S3Backend, "_url_module"): property(_s3_url_module),
         (BackendDict, "__getitem__"): _backend,
+        (moto_serialize.ResponseSerializer, "get_value"): _serializer_get_value,
+        (botocore_useragent, "sanitize_user_agent_string_component"): _sanitize_ua,
     }
 
 
@@ -94,3 +156,5 @@ def install() -> None:
 def uninstall() -> None:
     _PATCHES.uninstall()
     _method_names.cache_clear()
+    _PICKED_KEYS.clear()
+    _sanitize_ua.cache_clear()
