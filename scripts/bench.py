@@ -252,9 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         with LocalCloud() as cloud:
             measured = paths(cloud, args.runs)
         with LocalCloud() as cloud:
-            burst_figures = burst(cloud, args.burst)
-        with LocalCloud() as cloud:
             floor_figures = floor(cloud, args.floor)
+        with LocalCloud() as cloud:
+            burst_figures = burst(cloud, args.burst)
 
     print("\nS3 PutObject -> terminal state (ms)")
     print(f"  {'path':<26}{'median':>8}{'p95':>8}  final status")

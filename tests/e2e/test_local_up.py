@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -9,7 +10,9 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -25,14 +28,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_local_up_serves_the_pipeline_to_the_aws_cli(tmp_path: Path) -> None:
-    port, outputs = free_port(), tmp_path / "outputs.json"
-    env = {
-        **os.environ,
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
+ENV = {
+    **os.environ,
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+@contextlib.contextmanager
+def local_up(outputs: Path) -> Iterator[dict[str, Any]]:
+    """`ingestctl local up` on a free port until the block ends; then Ctrl-C, which must stop
+    it cleanly. Yields what it wrote to ``outputs``."""
+    port = free_port()
     server = subprocess.Popen(
         [
             sys.executable,
@@ -46,18 +54,27 @@ def test_local_up_serves_the_pipeline_to_the_aws_cli(tmp_path: Path) -> None:
             str(outputs),
         ],
         cwd=ROOT,
-        env=env,
+        env=ENV,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     try:
         wait_for(outputs.exists, timeout=60, interval=0.1, what="the stack outputs file")
         described = json.loads(outputs.read_text())
-        endpoint = f"http://127.0.0.1:{port}"
+        assert described["endpoint"] == f"http://127.0.0.1:{port}"
+        yield described
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err.decode()[-2000:]
+
+
+def test_local_up_serves_the_pipeline_to_the_aws_cli(tmp_path: Path) -> None:
+    with local_up(tmp_path / "outputs.json") as described:
+        endpoint = described["endpoint"]
         session = boto3.Session(
             aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
         )
-        assert described["endpoint"] == endpoint
         bucket = described["outputs"]["IngestBucketName"]
         key = "incoming/orders/from-cli.csv"
         body = tmp_path / "from-cli.csv"
@@ -66,7 +83,7 @@ def test_local_up_serves_the_pipeline_to_the_aws_cli(tmp_path: Path) -> None:
             subprocess.run(
                 ["aws", "--endpoint-url", endpoint, "s3", "cp", str(body), f"s3://{bucket}/{key}"],
                 check=True,
-                env=env,
+                env=ENV,
                 capture_output=True,
             )
         else:  # same HTTP path, without the CLI installed
@@ -85,7 +102,32 @@ def test_local_up_serves_the_pipeline_to_the_aws_cli(tmp_path: Path) -> None:
         s3 = session.client("s3", endpoint_url=endpoint)
         out = s3.get_object(Bucket=bucket, Key="processed/orders/from-cli.jsonl")["Body"].read()
         assert len(out.splitlines()) == 2
-    finally:
-        server.send_signal(signal.SIGINT)
-        _, err = server.communicate(timeout=30)
-    assert server.returncode == 0, err.decode()[-2000:]
+
+
+def test_external_endpoint_suite_passes_against_local_up(tmp_path: Path) -> None:
+    """tests/e2e/test_external_endpoint.py (the suite for LocalStack or AWS) is itself run here,
+    against `ingestctl local up`, so it cannot rot while nobody has LocalStack configured."""
+    outputs = tmp_path / "outputs.json"
+    with local_up(outputs):
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-n",
+                "0",
+                "-p",
+                "no:cacheprovider",
+                "tests/e2e/test_external_endpoint.py",
+            ],
+            cwd=ROOT,
+            check=False,
+            env={**ENV, "INGEST_E2E_OUTPUTS": str(outputs), "INGEST_E2E_TIMEOUT": "60"},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:]
+    assert run.returncode == 0, run.stdout[-4000:]
+    assert "skipped" not in summary and " passed" in summary, summary
