@@ -249,6 +249,24 @@ def test_injected_operation_faults_answer_as_the_service(
     getattr(client, method)(**kwargs)  # the fault is used up: answered normally again
 
 
+def test_sdk_retry_backoff_runs_on_the_engine_clock(pipeline: Pipeline) -> None:
+    """In-process clients (the Lambdas', the tools') retry as configured; their backoff is
+    counted on the engine clock instead of slept, like the workflow's Retry."""
+    client = boto3.client(
+        "dynamodb",
+        region_name=REGION,
+        config=Config(retries={"mode": "standard", "total_max_attempts": 4}),
+    )
+    pipeline.cloud.faults.fail_operation(
+        "dynamodb", "DescribeTable", "ThrottlingException", times=3
+    )
+    slept = engine.VIRTUAL_SLEPT[0]
+    answer = client.describe_table(TableName=pipeline.table)
+    assert answer["Table"]["TableName"] == pipeline.table
+    assert answer["ResponseMetadata"]["RetryAttempts"] == 3
+    assert engine.VIRTUAL_SLEPT[0] > slept  # three jittered backoffs, none of them slept
+
+
 def test_s3_sends_the_event_types_aws_sends(pipeline: Pipeline) -> None:
     """PutObject sends "Object Created" only (moto also tags every new object, which must
     not surface as "Object Tags Added"); PutObjectTagging sends "Object Tags Added"."""

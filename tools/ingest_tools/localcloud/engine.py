@@ -22,6 +22,8 @@ Hooks (all installed by `install()` and undone by `uninstall()`):
    before RetrierDecl._eval_body calls time.sleep(interval) (retrier_decl.py:106-107).
    The wrapper records the computed interval (after BackoffRate, MaxDelaySeconds and
    FULL jitter) and replaces it with interval*SLEEP_SCALE (default 0).
+   botocore's own retry backoff (botocore/endpoint.py:381 time.sleep) goes through
+   clock_sleep too, so in-process clients retry at once on the virtual clock.
 
 3. Virtual Wait states
    WaitFunction._wait_interval (state/wait/wait_function/wait_function.py:15) is
@@ -66,6 +68,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
+import botocore.endpoint as _botocore_endpoint
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
 from moto.stepfunctions.parser import models as sfn_parser_models
@@ -477,6 +480,17 @@ def clock_sleep(seconds: float) -> None:
         VIRTUAL_SLEPT[0] += seconds
     if SLEEP_SCALE and seconds > 0:
         time.sleep(seconds * SLEEP_SCALE)
+
+
+class _ClockTime:
+    """``botocore.endpoint``'s view of the ``time`` module: the SDK's retry backoff (the
+    Lambdas', the tools', the local cloud's own clients) sleeps on the engine clock, like the
+    workflow's Retry and EventBridge's RetryPolicy. botocore.endpoint only calls time.sleep."""
+
+    sleep = staticmethod(clock_sleep)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
 
 
 RETRY_SLEEPS: dict[str, list[tuple[str, float]]] = defaultdict(list)  # exec arn -> [(state, s)]
@@ -924,6 +938,7 @@ def _patches() -> dict[tuple[Any, str], Any]:
         (LambdaSimpleBackend, "invoke"): _invoke,
         (jitter_strategy_decl.JitterStrategyDecl, "_eval_body"): _jitter_eval,
         (wait_function.WaitFunction, "_wait_interval"): _wait_interval,
+        (_botocore_endpoint, "time"): _ClockTime(),
         (sfn_parser_models.StepFunctionsParserBackend, "start_execution"): _start_execution,
         (sfn_execution.Execution, "_get_start_execution_worker"): _get_worker,
     }
