@@ -27,8 +27,8 @@ pieces of it are waste here (line numbers: botocore 1.43, moto 5.2.x):
   the keys tried depend only on the shape (with its ``parent``, always the structure that
   lists it) and the member name: there are no ``Meta`` aliases and the class name is always
   ``dict``. So they are listed once per (picker class, shape, member), then tried in the
-  same order. Objects,
-  pickers with response transformers and custom alias providers take moto's path;
+  same order. Objects, pickers with response transformers and custom alias providers take
+  moto's path;
 * botocore rebuilds the User-Agent header on every request, character by character
   (botocore/useragent.py:142 ``sanitize_user_agent_string_component``, a pure function of
   its arguments); its results are memoised.
