@@ -139,12 +139,17 @@ def burst(cloud: LocalCloud, n: int) -> dict[str, float]:
     }
 
 
-def _values(parameters: dict[str, Any], given: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A task's ExpressionAttributeValues with every path / substitution filled from ``given``."""
+def _update(
+    parameters: dict[str, Any], table: str, key: dict[str, Any], given: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """UpdateItem arguments from a task's Parameters, every path / substitution from ``given``."""
     values = {k: given.get(k, v) for k, v in parameters["ExpressionAttributeValues"].items()}
     unresolved = [k for k, v in values.items() if "${" in json.dumps(v) or any("$" in t for t in v)]
     assert not unresolved, unresolved
-    return values
+    expressions = ("ConditionExpression", "UpdateExpression", "ExpressionAttributeNames")
+    return {"TableName": table, "Key": key, "ExpressionAttributeValues": values} | {
+        field: parameters[field] for field in expressions
+    }
 
 
 def floor(cloud: LocalCloud, n: int) -> dict[str, float]:
@@ -170,11 +175,10 @@ def floor(cloud: LocalCloud, n: int) -> dict[str, float]:
         key = f"incoming/orders/floor/{i:05d}.csv"
         version = call("PutObject", s3.put_object, Bucket=bucket, Key=key, Body=GOOD)["VersionId"]
         item_key = {"pk": {"S": f"s3://{bucket}/{key}"}, "sk": {"S": f"v#{version}"}}
-        update = {"TableName": p.table, "Key": item_key}
-        for field in ("ConditionExpression", "UpdateExpression", "ExpressionAttributeNames"):
-            update[field] = claim[field]
-        update["ExpressionAttributeValues"] = _values(
+        update = _update(
             claim,
+            p.table,
+            item_key,
             {
                 ":execution": execution,
                 ":now": now,
@@ -192,10 +196,10 @@ def floor(cloud: LocalCloud, n: int) -> dict[str, float]:
         body["Body"].read()
         output = f"processed/orders/floor/{i:05d}.jsonl"
         call("PutObject", s3.put_object, Bucket=bucket, Key=output, Body=GOOD, Metadata={"a": "b"})
-        for field in ("ConditionExpression", "UpdateExpression", "ExpressionAttributeNames"):
-            update[field] = record[field]
-        update["ExpressionAttributeValues"] = _values(
+        update = _update(
             record,
+            p.table,
+            item_key,
             {
                 ":execution": execution,
                 ":now": now,
