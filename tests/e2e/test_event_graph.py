@@ -146,6 +146,39 @@ def test_duplicate_delivered_in_sequence_processes_once(pipeline: Pipeline) -> N
     assert pipeline.versions("processed/orders/twice.jsonl") == 1
 
 
+def test_a_function_runs_one_invocation_at_a_time_like_one_environment(
+    pipeline: Pipeline,
+) -> None:
+    """Concurrent objects invoke ProcessFunction concurrently; each invocation still has the
+    module (powertools Metrics, Logger) to itself, as in one Lambda execution environment."""
+    process = pipeline.stack.functions["ProcessFunction"]
+    real, running, most = engine.HANDLERS[process], [0], [0]
+    lock = threading.Lock()
+
+    def observed(event: Any, context: Any) -> Any:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            return real(event, context)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    engine.HANDLERS[process] = observed
+    versions = {f"incoming/orders/together-{i}.csv": "" for i in range(30)}
+    for key in versions:
+        versions[key] = pipeline.put(key, GOOD)
+    pipeline.cloud.settle()
+    arns = [d.execution_arn for d in pipeline.cloud.deliveries.all() if d.execution_arn]
+    assert set(pipeline.wait_all(arns).values()) == {"SUCCEEDED"}
+    assert most[0] == 1
+    assert all(
+        (r := pipeline.record(k, v)) is not None and r["status"] == "SUCCEEDED"
+        for k, v in versions.items()
+    )
+
+
 def test_ten_concurrent_copies_process_exactly_once(pipeline: Pipeline) -> None:
     key = "incoming/orders/ten.csv"
     process = pipeline.stack.functions["ProcessFunction"]

@@ -126,6 +126,28 @@ class FakeLambdaContext:
 
 
 _orig_invoke = LambdaSimpleBackend.invoke
+_ENVIRONMENTS: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+
+
+def _in_environment(function: str, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """The handler as one Lambda execution environment runs it: one invocation at a time.
+
+    A function's module state (powertools Logger, Metrics and Tracer, cached clients) is
+    shared by every in-process invocation, and AWS never runs two invocations in one
+    environment at once; concurrent ones would mix each other's metrics and log keys (a
+    burst flushed one invocation's metrics from another: "Must contain at least one
+    metric"). Threads take turns on the interpreter lock anyway, so nothing runs slower.
+    """
+
+    def run(event: Any, ctx: Any) -> Any:
+        with _ENVIRONMENTS[function]:
+            started = time.monotonic()
+            result = handler(event, ctx)
+            if ENFORCE_FUNCTION_TIMEOUT and time.monotonic() - started > ctx._timeout_ms / 1000:
+                raise LambdaTimeout()  # ran past the function's Timeout: reported as AWS does
+            return result
+
+    return run
 
 
 def _invoke(self, function_name, qualifier, body, headers, response_headers):
@@ -143,13 +165,11 @@ def _invoke(self, function_name, qualifier, body, headers, response_headers):
         _INVOKED[fn.function_name] += 1
         number = _INVOKED[fn.function_name]
         fault = FAULTS.take(fn.function_name, number)
+    handler = _in_environment(fn.function_name, handler)
     if fault is not None:
-        handler = fault.as_handler(handler)
-    t0 = time.monotonic()
+        handler = fault.as_handler(handler)  # a held invocation waits outside the environment
     try:
         result = handler(event, ctx)
-        if ENFORCE_FUNCTION_TIMEOUT and time.monotonic() - t0 > ctx._timeout_ms / 1000:
-            raise LambdaTimeout()  # ran past the function's Timeout: report it like AWS would
     except LambdaServiceError as e:
         rec["outcome"] = e.code
         raise _ServiceError(e.code, str(e), e.status)
