@@ -27,6 +27,13 @@ class ObjectRef(_Model):
     sequencer: str | None = None
 
 
+class ResolveRequest(_Model):
+    """ResolveObjectVersion's input: the execution state (only its object is read)."""
+
+    object: ObjectRef
+    execution_arn: str = Field(default="local", alias="executionArn")
+
+
 class ProcessRequest(_Model):
     object: ObjectRef
     attempt: int = Field(default=1, ge=1)

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.e2e
 
 GOOD = sample_file("orders-good.csv")
 BAD = sample_file("orders-bad-values.csv")
-HAPPY = ["ClaimObject", "ProcessObject", "RecordSuccess"]
+HAPPY = ["CheckObjectIdentity", "ClaimObject", "ProcessObject", "RecordSuccess"]
 
 
 def dead_letters(p: Pipeline) -> list[dict[str, Any]]:

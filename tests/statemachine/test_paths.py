@@ -16,7 +16,7 @@ pytestmark = pytest.mark.statemachine
 
 GOOD = sample_file("orders-good.csv")
 KEY = "incoming/orders/2026-11-21.csv"
-HAPPY = ["ClaimObject", "ProcessObject", "RecordSuccess"]
+HAPPY = ["CheckObjectIdentity", "ClaimObject", "ProcessObject", "RecordSuccess"]
 
 
 def test_happy_path(pipeline: Pipeline) -> None:
@@ -56,7 +56,7 @@ def test_duplicate_of_succeeded_object_processes_nothing(pipeline: Pipeline) -> 
     again = pipeline.wait(pipeline.start(pipeline.rule_input(event)))
 
     assert first.status == again.status == "SUCCEEDED"
-    assert again.path == ["ClaimObject", "SkipDuplicateObject"]
+    assert again.path == ["CheckObjectIdentity", "ClaimObject", "SkipDuplicateObject"]
     assert again.output is not None
     assert again.output["existing"]["Item"]["status"]["S"] == "SUCCEEDED"
     assert again.invocations("invoke") == 0
@@ -85,7 +85,7 @@ def test_duplicate_while_in_progress_ends_without_processing(pipeline: Pipeline)
     finished = pipeline.wait(owner)
 
     assert duplicate.status == "SUCCEEDED"
-    assert duplicate.path == ["ClaimObject", "SkipDuplicateObject"]
+    assert duplicate.path == ["CheckObjectIdentity", "ClaimObject", "SkipDuplicateObject"]
     assert duplicate.output["existing"]["Item"]["status"]["S"] == "RUNNING"  # type: ignore[index]
     assert finished.status == "SUCCEEDED" and finished.path == HAPPY
     assert pipeline.record(KEY, version)["execution_arn"] == owner  # type: ignore[index]
@@ -115,7 +115,7 @@ def test_transient_errors_exhausted_mark_failed_retryable(pipeline: Pipeline) ->
     assert run.status == "FAILED"
     assert run.error == "StorageUnavailableError"
     assert run.path == [
-        *HAPPY[:2],
+        *HAPPY[:3],
         "DescribeTransientFailure",
         "RecordRetryableFailure",
         "FailExecution",
@@ -146,7 +146,7 @@ def test_configuration_error_escalates_to_operations(pipeline: Pipeline) -> None
     assert run.error == "AccessDeniedError"
     assert "ACCESS_DENIED" in (run.cause or "")
     assert run.path == [
-        *HAPPY[:2],
+        *HAPPY[:3],
         "DescribeConfigurationFailure",
         "RecordConfigurationFailure",
         "NotifyOperations",
@@ -176,7 +176,7 @@ def test_configuration_error_escalates_to_operations(pipeline: Pipeline) -> None
 
     # The same event again does not re-run a configuration failure...
     dup = pipeline.wait(pipeline.start(pipeline.rule_input(pipeline.s3_event(KEY, version))))
-    assert dup.path == ["ClaimObject", "SkipDuplicateObject"]
+    assert dup.path == ["CheckObjectIdentity", "ClaimObject", "SkipDuplicateObject"]
     # ...an explicit reprocess request does, once the deployment is fixed.
     request = pipeline.rule_input(pipeline.s3_event(KEY, version))
     request["request"] = {"reprocess": True, "staleBefore": ""}
@@ -198,7 +198,7 @@ def test_error_our_code_did_not_raise_goes_through_classify(pipeline: Pipeline) 
     assert run.status == "FAILED"
     assert run.error == "Lambda.ResourceNotFoundException"
     assert run.path == [
-        *HAPPY[:2],
+        *HAPPY[:3],
         "ClassifyError",
         "RouteByErrorClass",
         "RecordConfigurationFailure",
@@ -227,7 +227,7 @@ def test_bad_data_is_quarantined_and_reported(
     assert run.error == error
     assert code in (run.cause or "")
     assert run.path == [
-        *HAPPY[:2],
+        *HAPPY[:3],
         "QuarantineObject",
         "RecordRejection",
         "NotifyDataQuality",
@@ -294,5 +294,6 @@ def test_stale_execution_is_fenced_off(pipeline: Pipeline) -> None:
 def test_malformed_execution_input_fails_clearly(pipeline: Pipeline) -> None:
     run = pipeline.wait(pipeline.start({"object": {"bucket": pipeline.bucket}}))
     assert run.status == "FAILED"
-    assert run.error == "States.Runtime"
-    assert run.path == ["ClaimObject"]
+    assert run.error == "InvalidEventError"
+    assert run.path[0] == "CheckObjectIdentity"
+    assert "ClaimObject" not in run.path

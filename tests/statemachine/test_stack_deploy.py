@@ -105,6 +105,7 @@ def test_outputs(deployed: Deployed) -> None:
         "ClassifyErrorFunction",
         "QuarantineFunction",
         "ReconcileFunction",
+        "ResolveObjectFunction",
     }
     assert outputs["ReconcileScheduleArn"].startswith("arn:aws:scheduler:us-east-1:")
 
@@ -242,7 +243,7 @@ def test_state_machine_definition_is_substituted(deployed: Deployed) -> None:
     assert outputs["ObjectStateTableName"] in definition
     assert outputs["OperationsTopicArn"] in definition
     assert stack.functions["ProcessFunction"] in definition
-    assert json.loads(definition)["StartAt"] == "ClaimObject"
+    assert json.loads(definition)["StartAt"] == "CheckObjectIdentity"
 
 
 def test_functions_configuration(deployed: Deployed) -> None:
@@ -265,6 +266,7 @@ def test_functions_configuration(deployed: Deployed) -> None:
         "ClassifyErrorFunction": 10,
         "QuarantineFunction": 120,
         "ReconcileFunction": 120,
+        "ResolveObjectFunction": 10,
     }
 
 

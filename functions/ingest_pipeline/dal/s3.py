@@ -3,6 +3,7 @@ pipeline's taxonomy. The only module of the package that talks to S3."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 from collections.abc import Iterator
@@ -11,13 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
-from urllib.parse import unquote_plus
 
 import boto3
 from boto3.s3.transfer import TransferConfig
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
-from ingest_pipeline.dal.aws import BOTO_CONFIG, error_code, error_message
+from ingest_pipeline.dal.aws import BOTO_CONFIG, error_code, error_message, is_error
 from ingest_pipeline.dal.aws import aws_errors as _aws_errors
 from ingest_pipeline.errors import (
     AccessDeniedError,
@@ -27,6 +27,7 @@ from ingest_pipeline.errors import (
     PipelineError,
     StorageUnavailableError,
 )
+from ingest_pipeline.logic import identity
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -103,67 +104,109 @@ class _RawBody(io.RawIOBase):
         super().close()
 
 
-class _IterStream(io.RawIOBase):
-    """A readable stream over an iterator of byte chunks (for streaming uploads)."""
-
-    def __init__(self, chunks: Iterator[bytes]) -> None:
-        self._chunks = chunks
-        self._pending = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._pending:
-            try:
-                self._pending = next(self._chunks)
-            except StopIteration:
-                return 0
-        size = min(len(buffer), len(self._pending))
-        buffer[:size] = self._pending[:size]
-        self._pending = self._pending[size:]
-        return size
-
-
 @dataclass(frozen=True)
 class OpenedObject:
-    key: str  # the key that was found (decoded when the event carried an encoded key)
-    version_id: str | None
+    key: str
+    version_id: str | None  # as S3 reports it ("null" or absent for an unversioned write)
     size: int
+    etag: str
+    last_modified: datetime
     body: IO[bytes]
 
 
-def open_object(bucket: str, key: str, version_id: str | None) -> OpenedObject:
-    """Open one object version for streaming.
+class ObjectReplacedError(Exception):
+    """The write an identity names is gone: an unversioned object was overwritten since.
+    Not part of the taxonomy: the process step records the object as superseded."""
 
-    Object keys reach us as S3 put them in the event. Reports disagree on whether S3's
-    EventBridge events URL-encode keys (as S3 event notifications do: a space as '+');
-    when the key as given does not exist and its decoded form differs, the decoded form
-    is tried too, so both encodings work.
+
+def open_object(bucket: str, key: str, version_id: str | None) -> OpenedObject:
+    """Open exactly the object version an identity names, for streaming.
+
+    The key is used as given: the identity decided once, where the trigger entered, whether
+    its key was URL-encoded (``logic.identity``). A real version id is read by VersionId; a
+    content version (unversioned bucket) reads the current object only while its ETag is
+    still the one the identity was built from (If-Match).
     """
-    candidates = [key]
-    decoded = unquote_plus(key)
-    if decoded != key:
-        candidates.append(decoded)
-    last: PipelineError | None = None
-    for candidate in candidates:
-        args: dict[str, Any] = {"Bucket": bucket, "Key": candidate}
-        if version_id and version_id != "null":
-            args["VersionId"] = version_id
-        try:
-            with aws_errors(f"GetObject s3://{bucket}/{candidate}"):
-                response = s3_client().get_object(**args)
-        except ObjectNotFoundError as exc:
-            last = exc
-            continue
-        body = io.BufferedReader(_RawBody(response["Body"]), buffer_size=READ_BUFFER_BYTES)
-        return OpenedObject(
-            key=candidate,
-            version_id=response.get("VersionId"),
-            size=int(response.get("ContentLength", 0)),
-            body=body,
-        )
-    raise last if last is not None else ObjectNotFoundError(f"s3://{bucket}/{key}")
+    args: dict[str, Any] = {"Bucket": bucket, "Key": key}
+    s3_version = identity.s3_version_id(version_id)
+    if s3_version is not None:
+        args["VersionId"] = s3_version
+    etag = identity.content_version_etag(version_id)
+    if etag is not None:
+        args["IfMatch"] = f'"{etag}"'
+    try:
+        with aws_errors(f"GetObject s3://{bucket}/{key}"):
+            response = s3_client().get_object(**args)
+    except PipelineError as exc:
+        if is_error(exc, "PreconditionFailed"):
+            raise ObjectReplacedError(
+                f"s3://{bucket}/{key} was overwritten after the write {version_id}"
+            ) from exc
+        raise
+    body = io.BufferedReader(_RawBody(response["Body"]), buffer_size=READ_BUFFER_BYTES)
+    return OpenedObject(
+        key=key,
+        version_id=response.get("VersionId"),
+        size=int(response.get("ContentLength", 0)),
+        etag=str(response.get("ETag", "")).strip('"'),
+        last_modified=response["LastModified"],
+        body=body,
+    )
+
+
+@dataclass(frozen=True)
+class ObjectHead:
+    version_id: str | None  # as S3 reports it
+    etag: str
+    last_modified: datetime
+    size: int
+    metadata: dict[str, str]
+
+    @property
+    def identity_version(self) -> str:
+        """The version an identity of this write carries (``logic.identity``)."""
+        return identity.resolved_version(self.version_id, self.etag, self.last_modified)
+
+
+def head_object(bucket: str, key: str) -> ObjectHead | None:
+    """HeadObject of the current object, or None when there is none (404)."""
+    try:
+        with aws_errors(f"HeadObject s3://{bucket}/{key}"):
+            response = s3_client().head_object(Bucket=bucket, Key=key)
+    except ObjectNotFoundError:
+        return None
+    return ObjectHead(
+        version_id=response.get("VersionId"),
+        etag=str(response.get("ETag", "")).strip('"'),
+        last_modified=response["LastModified"],
+        size=int(response.get("ContentLength", 0)),
+        metadata=dict(response.get("Metadata") or {}),
+    )
+
+
+def key_versions(bucket: str, key: str) -> list[str]:
+    """The identity versions of ``key``'s object versions, newest first (ListObjectVersions
+    lists a key's versions newest first; delete markers are not versions)."""
+    found: list[str] = []
+    paginator = s3_client().get_paginator("list_object_versions")
+    with aws_errors(f"list versions of s3://{bucket}/{key}"):
+        for page in paginator.paginate(Bucket=bucket, Prefix=key):
+            for version in page.get("Versions", []):
+                if version["Key"] != key:
+                    continue
+                found.append(
+                    identity.resolved_version(
+                        version.get("VersionId"),
+                        str(version.get("ETag", "")),
+                        version["LastModified"],
+                    )
+                )
+    return found
+
+
+class OutputChangedError(Exception):
+    """A conditional write lost: the output changed after it was checked (HTTP 412, or 409
+    when two conditional writes of one key raced). Nothing was written."""
 
 
 def upload_stream(
@@ -174,29 +217,89 @@ def upload_stream(
     content_type: str,
     metadata: dict[str, str],
     config: TransferConfig = TRANSFER_CONFIG,
+    if_match: str | None = None,
+    if_none_match: bool = False,
 ) -> None:
     """Stream chunks to one object; the object appears only when the upload completes.
 
     An exception raised by ``chunks`` aborts the upload: nothing is written. Output below
-    ``config.multipart_threshold`` (nearly every object) is sent as the one PutObject that
-    s3transfer would send for it, without starting a transfer manager and its threads for
-    each invocation; larger output is streamed with ``upload_fileobj`` (multipart).
+    ``config.multipart_threshold`` (nearly every object) is one PutObject; larger output is
+    a multipart upload of ``config.multipart_chunksize`` parts.
+
+    ``if_match`` (an ETag) / ``if_none_match`` make the write conditional (S3 conditional
+    writes, on PutObject and CompleteMultipartUpload): it happens only while the object is
+    still that version / still absent, else ``OutputChangedError`` and nothing is written.
     """
     extra: dict[str, Any] = {"ContentType": content_type, "Metadata": ascii_metadata(metadata)}
-    with aws_errors(f"PutObject s3://{bucket}/{key}"):  # reading the source can fail too
-        head, rest = _read_up_to(chunks, config.multipart_threshold)
-        if rest is None:
-            s3_client().put_object(Bucket=bucket, Key=key, Body=head, **extra)
-            return
-        s3_client().upload_fileobj(
-            io.BufferedReader(
-                _IterStream(itertools.chain([head], rest)), buffer_size=READ_BUFFER_BYTES
-            ),
-            bucket,
-            key,
-            ExtraArgs=extra,
-            Config=config,
+    condition: dict[str, Any] = {}
+    if if_match is not None:
+        condition["IfMatch"] = f'"{if_match.strip(chr(34))}"'
+    elif if_none_match:
+        condition["IfNoneMatch"] = "*"
+    action = f"PutObject s3://{bucket}/{key}"
+    try:
+        with aws_errors(action):  # reading the source can fail too
+            head, rest = _read_up_to(chunks, config.multipart_threshold)
+            if rest is None:
+                s3_client().put_object(Bucket=bucket, Key=key, Body=head, **extra, **condition)
+                return
+            _multipart_upload(
+                bucket,
+                key,
+                itertools.chain([head], rest),
+                extra=extra,
+                condition=condition,
+                config=config,
+            )
+    except PipelineError as exc:
+        if is_error(exc, "PreconditionFailed", "ConditionalRequestConflict"):
+            raise OutputChangedError(f"{action}: {exc.__cause__}") from exc
+        raise
+
+
+def _multipart_upload(
+    bucket: str,
+    key: str,
+    chunks: Iterator[bytes],
+    *,
+    extra: dict[str, Any],
+    condition: dict[str, Any],
+    config: TransferConfig,
+) -> None:
+    """One multipart upload, parts in order; aborted when anything fails (s3transfer's
+    upload_fileobj cannot make the completion conditional)."""
+    client = s3_client()
+    upload_id = client.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
+    try:
+        parts: list[dict[str, Any]] = []
+        for number, body in enumerate(_parts(chunks, config.multipart_chunksize), start=1):
+            etag = client.upload_part(
+                Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
+            )["ETag"]
+            parts.append({"PartNumber": number, "ETag": etag})
+        client.complete_multipart_upload(
+            Bucket=bucket,
+            Key=key,
+            UploadId=upload_id,
+            MultipartUpload={"Parts": parts},  # type: ignore[typeddict-item]
+            **condition,
         )
+    except BaseException:
+        with contextlib.suppress(ClientError, BotoCoreError):
+            client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+        raise
+
+
+def _parts(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
+    """Re-cut chunks into parts of exactly ``size`` bytes (the last may be smaller)."""
+    pending = bytearray()
+    for chunk in chunks:
+        pending += chunk
+        while len(pending) >= size:
+            yield bytes(pending[:size])
+            del pending[:size]
+    if pending:
+        yield bytes(pending)
 
 
 def _read_up_to(chunks: Iterator[bytes], limit: int) -> tuple[bytes, Iterator[bytes] | None]:

@@ -15,8 +15,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline.config import Settings
 from ingest_pipeline.dal import s3
-from ingest_pipeline.errors import DataError
-from ingest_pipeline.logic import keys
+from ingest_pipeline.errors import DataError, InvalidEventError, TransientError
+from ingest_pipeline.logic import identity, keys
 from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.transform import Summary, convert
 from ingest_pipeline.models import ProcessRequest, parse_event
@@ -35,37 +35,111 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         metrics.add_metric(name="ObjectsRejected", unit=MetricUnit.Count, value=1)
         logger.warning("object rejected", error_code=exc.code, line=exc.line, error=exc.message)
         raise
-    metrics.add_metric(name="ObjectsProcessed", unit=MetricUnit.Count, value=1)
-    metrics.add_metric(name="RowsProcessed", unit=MetricUnit.Count, value=summary["rows"])
-    logger.info("object processed", **summary)
+    if summary["outcome"] == "PROCESSED":
+        metrics.add_metric(name="ObjectsProcessed", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name="RowsProcessed", unit=MetricUnit.Count, value=summary["rows"])
+        logger.info("object processed", **summary)
     return summary
 
 
 def process(request: ProcessRequest, settings: Settings) -> dict[str, Any]:
+    """Convert one object version, unless a newer version of the key already owns the output.
+
+    Newest version wins: the output under ``processed/`` carries the identity of the version
+    it was made from (metadata ``source-version-id`` / ``source-sequencer``). An older version
+    arriving late (a redrive, a retry, a reprocess) is not written and reports
+    ``outcome: SUPERSEDED``. The write itself is conditional on the output being what was
+    checked (S3 If-Match / If-None-Match), so two versions racing cannot both win.
+    """
     obj = request.object
+    if obj.version_id is None:
+        raise InvalidEventError(
+            "object.versionId is missing: the workflow resolves it before processing"
+        )
     dataset = keys.dataset_of(obj.key)
     contract = load_contract(dataset)
-    opened = s3.open_object(obj.bucket, obj.key, obj.version_id)
-    out_key = keys.output_key(opened.key)
+    out_key = keys.output_key(obj.key)
+    mine = identity.SourceVersion(obj.version_id, obj.sequencer)
+    current = s3.head_object(obj.bucket, out_key)
+    newer_version = _newer_output(obj.bucket, obj.key, mine, current)
+    if newer_version is not None:
+        return _superseded(request, settings, out_key, newer_version)
+    try:
+        opened = s3.open_object(obj.bucket, obj.key, obj.version_id)
+    except s3.ObjectReplacedError:
+        return _superseded(request, settings, out_key, "a later write of this unversioned key")
     summary = Summary(dataset=dataset)
-    with opened.body:
-        lines = convert(opened.body, contract, summary, max_line_bytes=settings.max_line_bytes)
-        s3.upload_stream(
-            obj.bucket,
-            out_key,
-            lines,
-            content_type="application/x-ndjson",
-            metadata={
-                "source-key": opened.key,
-                "source-version-id": opened.version_id or "null",
-                "execution-arn": request.execution_arn,
-            },
-        )
-    expires_at = datetime.now(UTC) + timedelta(days=settings.failure_policy.record_retention_days)
+    try:
+        with opened.body:
+            lines = convert(opened.body, contract, summary, max_line_bytes=settings.max_line_bytes)
+            s3.upload_stream(
+                obj.bucket,
+                out_key,
+                lines,
+                content_type="application/x-ndjson",
+                metadata={
+                    "source-key": obj.key,
+                    "source-version-id": obj.version_id,
+                    "source-sequencer": obj.sequencer or "",
+                    "execution-arn": request.execution_arn,
+                },
+                if_match=current.etag if current is not None else None,
+                if_none_match=current is None,
+            )
+    except s3.OutputChangedError as exc:
+        changed = s3.head_object(obj.bucket, out_key)
+        newer_version = _newer_output(obj.bucket, obj.key, mine, changed)
+        if newer_version is not None:
+            return _superseded(request, settings, out_key, newer_version)
+        raise TransientError(
+            f"{out_key} was written by another execution while this one wrote it; retrying"
+        ) from exc
     return {
         **summary.to_dict(),
-        "sourceKey": opened.key,
+        "sourceKey": obj.key,
         "outputKey": out_key,
-        # The state record's TTL (epoch seconds, a string as DynamoDB's N type wants it).
-        "expiresAt": str(int(expires_at.timestamp())),
+        "outcome": "PROCESSED",
+        "supersededBy": "",
+        "expiresAt": _expires_at(settings),
     }
+
+
+def _newer_output(
+    bucket: str, key: str, mine: identity.SourceVersion, output: s3.ObjectHead | None
+) -> str | None:
+    """The version id of the newer version the output was made from, or None when this
+    version may write it (no output yet, the same version, or an older one)."""
+    if output is None:
+        return None
+    theirs = output.metadata.get("source-version-id")
+    if not theirs or output.metadata.get("source-key", key) != key:
+        return None  # not written by this pipeline for this key: ours replaces it
+    other = identity.SourceVersion(theirs, output.metadata.get("source-sequencer") or None)
+    if other.version_id == mine.version_id:
+        return None
+    mine_is_newer = identity.newer(mine, other)
+    if mine_is_newer is None:
+        listing = s3.key_versions(bucket, key)
+        mine_is_newer = identity.newer_by_listing(mine.version_id, other.version_id, listing)
+    return None if mine_is_newer else other.version_id
+
+
+def _superseded(
+    request: ProcessRequest, settings: Settings, out_key: str, newer_version: str
+) -> dict[str, Any]:
+    logger.info("object superseded", output_key=out_key, superseded_by=newer_version)
+    metrics.add_metric(name="ObjectsSuperseded", unit=MetricUnit.Count, value=1)
+    return {
+        **Summary(dataset=keys.dataset_of(request.object.key)).to_dict(),
+        "sourceKey": request.object.key,
+        "outputKey": out_key,
+        "outcome": "SUPERSEDED",
+        "supersededBy": newer_version,
+        "expiresAt": _expires_at(settings),
+    }
+
+
+def _expires_at(settings: Settings) -> str:
+    """The state record's TTL (epoch seconds, a string as DynamoDB's N type wants it)."""
+    expires_at = datetime.now(UTC) + timedelta(days=settings.failure_policy.record_retention_days)
+    return str(int(expires_at.timestamp()))

@@ -119,6 +119,7 @@ class Pipeline:
         event["id"] = str(uuid.uuid4())
         event["detail"]["bucket"]["name"] = self.bucket
         event["detail"]["object"].update({"key": key, "version-id": version_id})
+        event["detail"]["object"].pop("sequencer", None)  # the sample's: not this write's
         return dict(event)
 
     def rule_input(self, event: dict[str, Any]) -> dict[str, Any]:

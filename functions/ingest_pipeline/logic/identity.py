@@ -1,0 +1,317 @@
+"""One object identity for every trigger, and the order of an object's versions. Pure.
+
+Every way an object can reach the pipeline becomes the same ``ObjectIdentity`` (bucket, key,
+version id), decided once, where the trigger enters:
+
+==============================================  =========================  ===================
+Trigger                                         Key as sent                Version id
+==============================================  =========================  ===================
+S3 -> EventBridge "Object Created" (and the     literal (not URL-encoded)  ``detail.object.
+redrive source's copy of it)                                               version-id``
+CloudTrail "AWS API Call via CloudTrail" S3     literal                    ``responseElements.
+data event (PutObject, CopyObject,                                         x-amz-version-id``
+CompleteMultipartUpload, PostObject), in                                   (or ``versionId``
+EventBridge's envelope or as a raw log record                              in additionalEvent
+                                                                           Data)
+S3 event notification ``Records[]`` (S3 ->      URL-encoded, ``+`` for a   ``s3.object.
+SQS / SNS / Lambda)                             space: decoded here        versionId``
+State machine input (reprocess, reconcile)      literal                    ``object.versionId``
+==============================================  =========================  ===================
+
+A version id that is absent, JSON ``null`` or S3's literal ``"null"`` (the version id of an
+object written while versioning was off) is *unknown*: the workflow resolves it with
+HeadObject before it claims anything (``ResolveObjectVersion``). If the bucket has a
+version id for the object, that is its identity. If it has none (an unversioned bucket),
+the identity is a *content version* built from the object's ETag and Last-Modified time
+(``content_version``): every write gets a new one, and every trigger of the same write,
+and the reconciler's listing, produce the same one. A null never reaches a DynamoDB key.
+
+The order of two versions of one key (``newer``): S3 event sequencers when both are
+known (the greater hexadecimal value is the later write; compared as numbers, which is
+what left-padding the shorter one with zeros does), otherwise the bucket's version listing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import unquote_plus
+
+from ingest_pipeline.errors import InvalidEventError
+
+UNVERSIONED = "null"  # S3's version id of objects written while versioning was off
+CONTENT_VERSION_PREFIX = "null."
+# CloudTrail eventName / S3 notification eventName suffix / EventBridge reason that create
+# an object version.
+CREATING_API_CALLS = frozenset({"PutObject", "PostObject", "CopyObject", "CompleteMultipartUpload"})
+_NOTIFICATION_REASONS = {
+    "Put": "PutObject",
+    "Post": "PostObject",
+    "Copy": "CopyObject",
+    "CompleteMultipartUpload": "CompleteMultipartUpload",
+}
+MAX_KEY_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class ObjectIdentity:
+    """One object version. ``version_id`` is None while unknown (resolve it before use)."""
+
+    bucket: str
+    key: str
+    version_id: str | None = None
+    sequencer: str | None = None
+    etag: str | None = None
+    size: int | None = None
+    reason: str | None = None  # the API call that wrote it, when the trigger says
+
+    @property
+    def resolved(self) -> bool:
+        return self.version_id is not None
+
+    def as_input(self) -> dict[str, Any]:
+        """The state machine's ``object``, as the rule's InputTransformer builds it."""
+        out: dict[str, Any] = {"bucket": self.bucket, "key": self.key, "versionId": self.version_id}
+        if self.sequencer is not None:
+            out["sequencer"] = self.sequencer
+        return out
+
+
+def known_version(version_id: Any) -> str | None:
+    """A version id a trigger carries, or None when it carries none we can key a claim on."""
+    if not isinstance(version_id, str) or not version_id or version_id == UNVERSIONED:
+        return None
+    return version_id
+
+
+def s3_version_id(version_id: str | None) -> str | None:
+    """The VersionId to send to S3 for an identity's version (None: the current object)."""
+    if version_id is None or version_id == UNVERSIONED:
+        return None
+    if version_id.startswith(CONTENT_VERSION_PREFIX):
+        return None
+    return version_id
+
+
+def content_version(etag: str, last_modified: datetime) -> str:
+    """The identity of one write to an unversioned bucket: ``null.<UTC second>.<ETag>``.
+
+    HeadObject, GetObject and ListObjectVersions all report the same ETag and Last-Modified
+    (to the second) for one write, so every path computes the same identity."""
+    if last_modified.tzinfo is None:
+        last_modified = last_modified.replace(tzinfo=UTC)
+    stamp = last_modified.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{CONTENT_VERSION_PREFIX}{stamp}.{etag.strip().strip(chr(34))}"
+
+
+def content_version_etag(version_id: str | None) -> str | None:
+    """The ETag a content version was built from (to read exactly that write: If-Match)."""
+    if version_id is None or not version_id.startswith(CONTENT_VERSION_PREFIX):
+        return None
+    _, _, etag = version_id[len(CONTENT_VERSION_PREFIX) :].partition(".")
+    return etag or None
+
+
+def resolved_version(version_id: str | None, etag: str, last_modified: datetime) -> str:
+    """The identity's version for what S3 answered about the current object."""
+    return known_version(version_id) or content_version(etag, last_modified)
+
+
+# ------------------------------------------------------------------------------------------
+# triggers
+# ------------------------------------------------------------------------------------------
+
+
+def from_trigger(document: Any) -> ObjectIdentity:
+    """The object a trigger is about, in any of the shapes in the module docstring.
+
+    Raises ``InvalidEventError`` (naming what is missing) for anything else, including a
+    trigger about something other than a new object version (a delete, a tagging call)."""
+    if not isinstance(document, Mapping):
+        raise InvalidEventError(f"a trigger must be a JSON object, not {type(document).__name__}")
+    if isinstance(document.get("Records"), list):
+        return _from_notification(document["Records"])
+    if isinstance(document.get("detail"), Mapping) and "detail-type" in document:
+        detail = document["detail"]
+        if detail.get("eventSource") == "s3.amazonaws.com":
+            return _from_cloudtrail(detail)
+        if document.get("detail-type") != "Object Created":
+            raise InvalidEventError(
+                f"an EventBridge event of type {document.get('detail-type')!r} from "
+                f"{document.get('source')!r} names no new object version"
+            )
+        return _from_object_created(detail)
+    if document.get("eventSource") == "s3.amazonaws.com":  # a CloudTrail log record
+        return _from_cloudtrail(document)
+    if isinstance(document.get("object"), Mapping):  # the state machine's input
+        obj = document["object"]
+        return _identity(
+            obj.get("bucket"),
+            obj.get("key"),
+            obj.get("versionId"),
+            sequencer=obj.get("sequencer"),
+            where="object",
+        )
+    raise InvalidEventError(
+        "unrecognised trigger: expected an S3 Object Created event, a CloudTrail S3 data "
+        "event, an S3 notification (Records) or a pipeline input (object.bucket/key)"
+    )
+
+
+def _from_object_created(detail: Mapping[str, Any]) -> ObjectIdentity:
+    bucket, obj = _mapping(detail.get("bucket")), _mapping(detail.get("object"))
+    return _identity(
+        bucket.get("name"),
+        obj.get("key"),
+        obj.get("version-id"),
+        sequencer=obj.get("sequencer"),
+        etag=obj.get("etag"),
+        size=obj.get("size"),
+        reason=detail.get("reason"),
+        where="detail",
+    )
+
+
+def _from_cloudtrail(detail: Mapping[str, Any]) -> ObjectIdentity:
+    name = detail.get("eventName")
+    if name not in CREATING_API_CALLS:
+        raise InvalidEventError(
+            f"CloudTrail S3 event {name!r} creates no object version "
+            f"(expected one of {sorted(CREATING_API_CALLS)})"
+        )
+    if detail.get("errorCode"):
+        raise InvalidEventError(
+            f"CloudTrail S3 event {name} failed ({detail.get('errorCode')}): no object was written"
+        )
+    request = _mapping(detail.get("requestParameters"))
+    response = _mapping(detail.get("responseElements"))
+    extra = _mapping(detail.get("additionalEventData"))
+    version = (
+        response.get("x-amz-version-id")
+        or response.get("versionId")
+        or extra.get("x-amz-version-id")
+        or extra.get("versionId")
+    )
+    return _identity(
+        request.get("bucketName"),
+        request.get("key"),
+        version,
+        reason=str(name),
+        where="detail.requestParameters",
+    )
+
+
+def _from_notification(records: Sequence[Any]) -> ObjectIdentity:
+    if len(records) != 1:
+        raise InvalidEventError(
+            f"an S3 notification with {len(records)} records: S3 sends one record per "
+            "notification, so this one was built by hand; send one object per trigger"
+        )
+    record = _mapping(records[0])
+    event_name = str(record.get("eventName", ""))
+    if not event_name.startswith("ObjectCreated:"):
+        raise InvalidEventError(f"S3 notification {event_name!r} names no new object version")
+    s3 = _mapping(record.get("s3"))
+    bucket, obj = _mapping(s3.get("bucket")), _mapping(s3.get("object"))
+    key = obj.get("key")
+    return _identity(
+        bucket.get("name"),
+        # Keys in S3 notifications are URL-encoded as form data ('+' is a space).
+        unquote_plus(key) if isinstance(key, str) else key,
+        obj.get("versionId"),
+        sequencer=obj.get("sequencer"),
+        etag=obj.get("eTag"),
+        size=obj.get("size"),
+        reason=_NOTIFICATION_REASONS.get(event_name.partition(":")[2]),
+        where="Records[0].s3",
+    )
+
+
+def _identity(
+    bucket: Any,
+    key: Any,
+    version_id: Any,
+    *,
+    sequencer: Any = None,
+    etag: Any = None,
+    size: Any = None,
+    reason: Any = None,
+    where: str,
+) -> ObjectIdentity:
+    problems = []
+    if not isinstance(bucket, str) or not 3 <= len(bucket) <= 63:
+        problems.append(f"{where}: bucket name missing or invalid ({bucket!r})")
+    if not isinstance(key, str) or not key:
+        problems.append(f"{where}: object key missing ({key!r})")
+    elif len(key.encode("utf-8")) > MAX_KEY_BYTES:
+        problems.append(f"{where}: object key longer than {MAX_KEY_BYTES} bytes")
+    if problems:
+        raise InvalidEventError("; ".join(problems))
+    return ObjectIdentity(
+        bucket=str(bucket),
+        key=str(key),
+        version_id=known_version(version_id),
+        sequencer=sequencer if isinstance(sequencer, str) and sequencer else None,
+        etag=etag.strip('"') if isinstance(etag, str) and etag else None,
+        size=int(size) if isinstance(size, int | str) and str(size).isdigit() else None,
+        reason=reason if isinstance(reason, str) and reason else None,
+    )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+# ------------------------------------------------------------------------------------------
+# version order
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceVersion:
+    """What is known about the order of one version of a key."""
+
+    version_id: str
+    sequencer: str | None = None
+
+
+def sequencer_value(sequencer: str) -> int:
+    return int(sequencer, 16)
+
+
+def newer(mine: SourceVersion, other: SourceVersion) -> bool | None:
+    """Is ``mine`` a later write of the key than ``other``? None when only the bucket's
+    version listing can tell (``newer_by_listing``). The same version is not newer."""
+    if mine.version_id == other.version_id:
+        return False
+    if mine.sequencer and other.sequencer:
+        try:
+            mine_seq, other_seq = sequencer_value(mine.sequencer), sequencer_value(other.sequencer)
+        except ValueError:
+            return None
+        if mine_seq != other_seq:  # equal sequencers on two versions: one of them is wrong
+            return mine_seq > other_seq
+    mine_stamp, other_stamp = _content_stamp(mine.version_id), _content_stamp(other.version_id)
+    if mine_stamp and other_stamp and mine_stamp != other_stamp:
+        return mine_stamp > other_stamp
+    return None
+
+
+def newer_by_listing(mine: str, other: str, versions_newest_first: Sequence[str]) -> bool:
+    """Decide with ListObjectVersions' order for the key (newest first). A version that is
+    no longer listed (deleted, expired) is older than any listed one."""
+    rank = {version: i for i, version in enumerate(versions_newest_first)}
+    if mine not in rank:
+        return False
+    if other not in rank:
+        return True
+    return rank[mine] < rank[other]
+
+
+def _content_stamp(version_id: str) -> str | None:
+    if not version_id.startswith(CONTENT_VERSION_PREFIX):
+        return None
+    stamp, _, _ = version_id[len(CONTENT_VERSION_PREFIX) :].partition(".")
+    return stamp or None
