@@ -644,12 +644,22 @@ def test_put_events_entry_for_cloudtrail_event() -> None:
 
     entry = entry_for(record)
 
+    # Converted into S3's own Object Created shape (the rule matches that, and its
+    # InputTransformer reads the object there); the CloudTrail detail is kept as provenance.
     assert entry["Source"] == REDRIVE_SOURCE
-    assert entry["DetailType"] == "AWS API Call via CloudTrail"
-    assert entry["Resources"] == []
+    assert entry["DetailType"] == "Object Created"
+    assert entry["Resources"] == ["arn:aws:s3:::example-ingest-bucket"]
     detail = json.loads(entry["Detail"])
-    assert detail["requestParameters"]["key"] == "incoming/orders/2026-11-21-cloudtrail.csv"
+    assert detail["bucket"] == {"name": "example-ingest-bucket"}
+    assert detail["object"] == {
+        "key": "incoming/orders/2026-11-21-cloudtrail.csv",
+        "version-id": "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY",
+    }
+    assert detail["reason"] == "PutObject"
     assert detail["redrive"]["originalSource"] == "aws.s3"
+    assert detail["redrive"]["originalDetailType"] == "AWS API Call via CloudTrail"
+    assert detail["redrive"]["originalEventId"] == "6f1e2d3c-e580-4b7a-a18f-0c9d8e7f6a5b"
+    assert detail["redrive"]["originalDetail"]["requestID"] == "K2H6N8P4S1T7V3W9"
 
 
 def test_put_events_entry_for_lambda_async_record() -> None:

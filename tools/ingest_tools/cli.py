@@ -195,7 +195,15 @@ def _redrive(args: argparse.Namespace) -> int:
                 print(f"  {'':<15} {item['reason']}")
             if item.get("entry"):
                 print(f"  {'':<15} -> {json.dumps(item['entry'], default=str)[:400]}")
-    failed = summary["counts"]["failed"] + summary["counts"]["unreadable"]
+        if summary.get("moveTask"):
+            task = summary["moveTask"]
+            print(
+                f"  SQS move task {task.get('Status')}: "
+                f"{task.get('ApproximateNumberOfMessagesMoved', 0)} moved back to "
+                f"{', '.join(task.get('SourceQueues', []))}"
+            )
+    counts = summary["counts"]
+    failed = counts["failed"] + counts["unreadable"] + counts["unroutable"]
     return 1 if failed else 0
 
 

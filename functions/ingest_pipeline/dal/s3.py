@@ -354,7 +354,7 @@ def ascii_metadata(metadata: dict[str, str], limit: int = 1800) -> dict[str, str
 def list_current_versions(
     bucket: str, prefix: str, modified_after: datetime
 ) -> Iterator[tuple[str, str, datetime]]:
-    """(key, version id, last modified) of the current version of every object under
+    """(key, identity version, last modified) of the current version of every object under
     ``prefix`` modified after ``modified_after`` (delete markers and old versions skipped)."""
     paginator = s3_client().get_paginator("list_object_versions")
     with aws_errors(f"list versions under s3://{bucket}/{prefix}"):
@@ -362,4 +362,14 @@ def list_current_versions(
             for version in page.get("Versions", []):
                 if not version.get("IsLatest") or version["LastModified"] <= modified_after:
                     continue
-                yield version["Key"], version.get("VersionId") or "null", version["LastModified"]
+                # The identity's version: an unversioned write ("null") gets its content
+                # version, as ResolveObjectVersion computes it (logic.identity).
+                yield (
+                    version["Key"],
+                    identity.resolved_version(
+                        version.get("VersionId"),
+                        str(version.get("ETag", "")),
+                        version["LastModified"],
+                    ),
+                    version["LastModified"],
+                )

@@ -44,6 +44,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from ingest_pipeline.errors import InvalidEventError
+from ingest_pipeline.logic import identity
+
 __all__ = [
     "MAX_ENTRY_BYTES",
     "MAX_ERROR_MESSAGE_CHARS",
@@ -54,7 +57,9 @@ __all__ = [
     "UnreadableMessageError",
     "bus_from_rule_arn",
     "futile_reason",
+    "object_created_event",
     "parse_message",
+    "replay_event",
     "to_put_events_entry",
 ]
 
@@ -89,6 +94,7 @@ class RecordKind(StrEnum):
     RULE_EVENT = "eventbridge-rule"
     SCHEDULER = "scheduler"
     LAMBDA_FAILURE = "lambda-failure"
+    QUEUE = "sqs-redrive-policy"  # moved here by a source queue's RedrivePolicy
 
 
 class UnreadableMessageError(ValueError):
@@ -130,6 +136,8 @@ class FailureRecord:
     execution_id: str | None
     object: ObjectHint | None
     not_replayable_reason: str | None
+    # QUEUE records: the message's own attributes, sent back with its body
+    message_attributes: dict[str, Any] | None = None
 
     @property
     def replayable(self) -> bool:
@@ -149,6 +157,8 @@ class _Envelope:
     receipt_handle: str
     sent_at: datetime | None
     receive_count: int
+    dead_letter_source: str | None = None  # DeadLetterQueueSourceArn (SQS sets it)
+    raw_attributes: Mapping[str, Any] | None = None
 
 
 # ------------------------------------------------------------------------------------------
@@ -169,9 +179,64 @@ def parse_message(message: Mapping[str, Any]) -> FailureRecord:
         receipt_handle=_str_or_none(_field(message, "ReceiptHandle", "receiptHandle")) or "",
         sent_at=_epoch_ms(system.get("SentTimestamp")),
         receive_count=_int(system.get("ApproximateReceiveCount")) or 1,
+        dead_letter_source=_str_or_none(system.get("DeadLetterQueueSourceArn")),
+        raw_attributes=_field(message, "MessageAttributes", "messageAttributes"),
     )
-    attributes = _sqs_attributes(_field(message, "MessageAttributes", "messageAttributes"))
+    attributes = _sqs_attributes(envelope.raw_attributes)
+    if envelope.dead_letter_source is not None and not _from_eventbridge(attributes):
+        return _queue_record(envelope, body)
     return _parse_body(envelope, body, attributes, wrapped=False)
+
+
+def _from_eventbridge(attributes: Mapping[str, str]) -> bool:
+    """An EventBridge rule or Scheduler dead letter (these go back to their rule / target)."""
+    return any(name in attributes for name in ("RULE_ARN", *_SCHEDULER_MARKERS))
+
+
+def _queue_record(envelope: _Envelope, body: str) -> FailureRecord:
+    """A message that its source queue's RedrivePolicy moved here after maxReceiveCount
+    receives: it goes back to that queue, body and attributes unchanged (what SQS's own
+    StartMessageMoveTask does)."""
+    return FailureRecord(
+        message_id=envelope.message_id,
+        receipt_handle=envelope.receipt_handle,
+        kind=RecordKind.QUEUE,
+        wrapped_in_sns=False,
+        error_code=None,
+        error_message=None,
+        retry_attempts=None,
+        exhausted_condition="maxReceiveCount",
+        rule_arn=None,
+        target_arn=envelope.dead_letter_source,
+        sent_at=envelope.sent_at,
+        receive_count=envelope.receive_count,
+        event=None,
+        target_input=body,
+        schedule_arn=None,
+        scheduled_time=None,
+        execution_id=None,
+        object=None,
+        not_replayable_reason=None,
+        message_attributes=_sendable_attributes(envelope.raw_attributes),
+    )
+
+
+def _sendable_attributes(raw: Any) -> dict[str, Any]:
+    """ReceiveMessage's MessageAttributes in SendMessage's shape."""
+    if not isinstance(raw, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    for name, value in raw.items():
+        if not isinstance(value, Mapping):
+            continue
+        data_type = _field(value, "DataType", "dataType")
+        text = _field(value, "StringValue", "stringValue")
+        binary = _field(value, "BinaryValue", "binaryValue")
+        if isinstance(data_type, str) and text is not None:
+            out[str(name)] = {"DataType": data_type, "StringValue": text}
+        elif isinstance(data_type, str) and binary is not None:
+            out[str(name)] = {"DataType": data_type, "BinaryValue": binary}
+    return out
 
 
 def _parse_body(
@@ -296,7 +361,7 @@ def _lambda_record(envelope: _Envelope, record: dict[str, Any], *, wrapped: bool
 
     batch_key, batch = _batch_info(record)
     payload, payload_problem = _lambda_payload(record)
-    event = payload if _is_event(payload) else None
+    event = payload if _is_event(payload) or _is_s3_notification(payload) else None
     reason: str | None = None
     if event is None:
         reason = _not_replayable_reason(function_arn, payload, payload_problem, batch_key, batch)
@@ -397,6 +462,13 @@ def _is_event(document: Any) -> bool:
     )
 
 
+def _is_s3_notification(document: Any) -> bool:
+    """An S3 event notification (``Records[].s3``), as S3 sends it to SQS, SNS or Lambda."""
+    if not isinstance(document, dict) or not isinstance(document.get("Records"), list):
+        return False
+    return any(isinstance(r, dict) and isinstance(r.get("s3"), dict) for r in document["Records"])
+
+
 def _is_sns_notification(document: Any) -> bool:
     return (
         isinstance(document, dict)
@@ -414,19 +486,12 @@ def _is_lambda_record(document: Any) -> bool:
 
 
 def _object_hint(event: dict[str, Any]) -> ObjectHint | None:
-    """The object of a native S3 event or a CloudTrail S3 data event, if it names one."""
-    detail = _dict(event.get("detail"))
-    bucket, obj = _dict(detail.get("bucket")), _dict(detail.get("object"))
-    name, key = _str_or_none(bucket.get("name")), _str_or_none(obj.get("key"))
-    if name and key:
-        return ObjectHint(name, key, _str_or_none(obj.get("version-id")))
-    if detail.get("eventSource") == "s3.amazonaws.com":
-        request = _dict(detail.get("requestParameters"))
-        name, key = _str_or_none(request.get("bucketName")), _str_or_none(request.get("key"))
-        if name and key:
-            version = _dict(detail.get("responseElements")).get("x-amz-version-id")
-            return ObjectHint(name, key, _str_or_none(version))
-    return None
+    """The object a trigger names (``logic.identity``: every S3 shape), if it names one."""
+    try:
+        found = identity.from_trigger(event)
+    except InvalidEventError:
+        return None
+    return ObjectHint(found.bucket, found.key, found.version_id)
 
 
 def _describe_json(document: Any) -> str:
@@ -563,7 +628,7 @@ def to_put_events_entry(
     if redriven_at.tzinfo is None:
         raise ValueError("redriven_at must be timezone-aware")
 
-    event = record.event
+    event = replay_event(record.event)
     source: str = event["source"]
     detail_type: str = event["detail-type"]
     detail: dict[str, Any] = event["detail"]
@@ -579,6 +644,7 @@ def to_put_events_entry(
     if error_message is not None and len(error_message) > MAX_ERROR_MESSAGE_CHARS:
         error_message = error_message[:MAX_ERROR_MESSAGE_CHARS]
     provenance = {
+        **{k: v for k, v in previous.items() if k.startswith("original")},
         "originalSource": previous.get("originalSource") or source,
         "originalEventId": previous.get("originalEventId") or event.get("id"),
         "errorCode": record.error_code,
@@ -620,3 +686,88 @@ def to_put_events_entry(
             f"over the {MAX_ENTRY_BYTES}-byte limit"
         )
     return entry
+
+
+# ------------------------------------------------------------------------------------------
+# one shape for every S3 trigger
+# ------------------------------------------------------------------------------------------
+
+MAX_ORIGINAL_DETAIL_BYTES = 64 * 1024
+
+
+def replay_event(document: dict[str, Any]) -> dict[str, Any]:
+    """The event to put back on the bus for a dead-lettered trigger.
+
+    S3 triggers in any other shape than S3's own "Object Created" event (CloudTrail's "AWS
+    API Call via CloudTrail" PutObject / CopyObject / CompleteMultipartUpload / PostObject,
+    or an S3 notification's ``Records``) are converted into that shape
+    (``object_created_event``), so the pipeline's rule matches them and its InputTransformer
+    finds the object where it always does. Anything else is sent as it was.
+    """
+    native = _is_event(document) and document.get("detail-type") == "Object Created"
+    if native or not (_is_event(document) or _is_s3_notification(document)):
+        return document
+    try:
+        found = identity.from_trigger(document)
+    except InvalidEventError:
+        return document  # not a new object version: the routing check decides
+    return object_created_event(found, document)
+
+
+def object_created_event(
+    found: identity.ObjectIdentity, original: dict[str, Any]
+) -> dict[str, Any]:
+    """S3's "Object Created" EventBridge event for ``found``, with the original trigger kept
+    as provenance in ``detail.redrive`` (``originalDetailType``, ``originalSource``,
+    ``originalEventId``, ``originalDetail``: the CloudTrail detail or the S3 record, left out
+    above 64 KB)."""
+    obj: dict[str, Any] = {"key": found.key}
+    if found.size is not None:
+        obj["size"] = found.size
+    if found.etag is not None:
+        obj["etag"] = found.etag
+    if found.version_id is not None:
+        obj["version-id"] = found.version_id
+    if found.sequencer is not None:
+        obj["sequencer"] = found.sequencer
+    if _is_event(original):
+        kind, source = str(original["detail-type"]), str(original["source"])
+        event_id, when = original.get("id"), original.get("time")
+        account, region = original.get("account"), original.get("region")
+        detail_of_original: Any = original["detail"]
+    else:  # an S3 notification
+        record = original["Records"][0]
+        kind, source = "S3 Event Notification", str(record.get("eventSource") or "aws:s3")
+        event_id, when = None, record.get("eventTime")
+        account, region = None, record.get("awsRegion")
+        detail_of_original = record
+    previous = detail_of_original.get("redrive") if isinstance(detail_of_original, dict) else None
+    provenance: dict[str, Any] = dict(previous) if isinstance(previous, dict) else {}
+    provenance.setdefault("originalDetailType", kind)
+    provenance.setdefault("originalSource", source)
+    if event_id:
+        provenance.setdefault("originalEventId", event_id)
+    if len(_compact(detail_of_original).encode()) <= MAX_ORIGINAL_DETAIL_BYTES:
+        provenance.setdefault("originalDetail", detail_of_original)
+    detail: dict[str, Any] = {
+        "version": "0",
+        "bucket": {"name": found.bucket},
+        "object": obj,
+        "reason": found.reason or "PutObject",
+        "redrive": provenance,
+    }
+    event: dict[str, Any] = {
+        "version": "0",
+        "id": event_id,
+        "detail-type": "Object Created",
+        "source": "aws.s3",
+        "resources": [f"arn:aws:s3:::{found.bucket}"],
+        "detail": detail,
+    }
+    if isinstance(when, str) and when:
+        event["time"] = when
+    if account:
+        event["account"] = account
+    if region:
+        event["region"] = region
+    return event

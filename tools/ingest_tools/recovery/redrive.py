@@ -67,6 +67,7 @@ class Status(StrEnum):
     FAILED = "failed"  # still failing after entry_attempts: left in the queue
     SKIPPED = "skipped"  # filtered out
     REFUSED = "refused"  # would fail again (NO_PERMISSIONS, ...): needs --force
+    UNROUTABLE = "unroutable"  # no enabled rule on the bus would route it: needs --force
     NOT_REPLAYABLE = "not-replayable"
     UNREADABLE = "unreadable"
     DRY_RUN = "dry-run"
@@ -76,6 +77,7 @@ LEFT_IN_QUEUE = {
     Status.FAILED,
     Status.SKIPPED,
     Status.REFUSED,
+    Status.UNROUTABLE,
     Status.NOT_REPLAYABLE,
     Status.UNREADABLE,
     Status.DRY_RUN,
@@ -100,6 +102,19 @@ class RedriveOptions:
     entry_attempts: int = 5
     ledger_table: str | None = None
     progress: bool = False
+    move_task_timeout: float = 900.0  # seconds to wait for an SQS message move task
+
+    @property
+    def selective(self) -> bool:
+        """Only some messages are wanted (filters, --max) or nothing may change (dry run)."""
+        return bool(
+            self.dry_run
+            or self.error_codes
+            or self.origins
+            or self.older_than
+            or self.newer_than
+            or self.max_messages is not None
+        )
 
 
 @dataclass(frozen=True)
@@ -137,6 +152,7 @@ class RedriveReport:
     elapsed: float = 0.0
     put_events_calls: int = 0
     entry_failures: Counter[str] = field(default_factory=Counter)
+    move_task: dict[str, Any] | None = None  # SQS StartMessageMoveTask, when one ran
 
     def counts(self) -> dict[str, int]:
         counted = Counter(o.status.value for o in self.outcomes.values())
@@ -145,7 +161,8 @@ class RedriveReport:
     @property
     def moved(self) -> int:
         counts = self.counts()
-        return counts[Status.SENT] + counts[Status.ALREADY_SENT]
+        by_task = int((self.move_task or {}).get("ApproximateNumberOfMessagesMoved", 0))
+        return counts[Status.SENT] + counts[Status.ALREADY_SENT] + by_task
 
     def to_dict(self, *, details: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -157,6 +174,8 @@ class RedriveReport:
             "putEventsCalls": self.put_events_calls,
             "entryFailures": dict(self.entry_failures),
         }
+        if self.move_task is not None:
+            out["moveTask"] = self.move_task
         if details:
             out["leftInQueue"] = [
                 {k: v for k, v in asdict(o).items() if v is not None}
@@ -214,6 +233,7 @@ class Redriver:
         self._active = 0  # workers handling a batch (their failed entries may come back)
         self._inflight: set[str] = set()  # message ids being handled by some worker
         self._sent_ids: set[str] = set()  # sent in this run (a duplicate receipt is dropped)
+        self._routes: dict[str, _Routes] = {}  # event bus -> the rules that could route
 
     # --- the run ------------------------------------------------------------------------
     def run(self) -> RedriveReport:
@@ -222,6 +242,8 @@ class Redriver:
         )["Attributes"]["QueueArn"]
         workers = max(1, self.o.concurrency)
         try:
+            if not self.o.selective:
+                self._move_back_to_source_queues()
             with ThreadPoolExecutor(workers, thread_name_prefix="redrive") as pool:
                 for future in [pool.submit(self._worker) for _ in range(workers)]:
                     future.result()
@@ -305,12 +327,14 @@ class Redriver:
             return
         if self.ddb is not None and self.o.ledger_table:
             to_send = self._skip_already_sent(to_send)
-        events = [(m, r) for m, r in to_send if r.kind is not RecordKind.SCHEDULER]
+        events = [(m, r) for m, r in to_send if r.kind not in _DIRECT]
         for start in range(0, len(events), PUT_EVENTS_MAX_ENTRIES):
             self._put_events(events[start : start + PUT_EVENTS_MAX_ENTRIES])
         for message, record in to_send:
             if record.kind is RecordKind.SCHEDULER:
                 self._send_to_target(message, record)
+            elif record.kind is RecordKind.QUEUE:
+                self._send_to_source_queue(message, record)
 
     def _triage(self, message: dict[str, Any]) -> tuple[Outcome | None, FailureRecord | None]:
         message_id = str(message["MessageId"])
@@ -329,9 +353,19 @@ class Redriver:
             reason = f"{futile} (fix the cause, then use --force)"
             return Outcome.of(record, Status.REFUSED, reason=reason), None
         if self.o.dry_run:
-            entry, destination = self._preview(record)
-            return Outcome.of(record, Status.DRY_RUN, destination=destination, entry=entry), None
+            return self._dry_run(record), None
         return None, record
+
+    def _dry_run(self, record: FailureRecord) -> Outcome:
+        """What a real run would do with a record that passed triage (routing included)."""
+        try:
+            entry, destination = self._preview(record)
+        except ValueError as exc:
+            return Outcome.of(record, Status.NOT_REPLAYABLE, reason=str(exc))
+        unroutable = self._unroutable(record, entry)
+        if unroutable and not self.o.force:
+            return Outcome.of(record, Status.UNROUTABLE, reason=unroutable, entry=entry)
+        return Outcome.of(record, Status.DRY_RUN, destination=destination, entry=entry)
 
     def _filtered_out(self, record: FailureRecord) -> str | None:
         o = self.o
@@ -351,7 +385,7 @@ class Redriver:
         return None
 
     def _preview(self, record: FailureRecord) -> tuple[dict[str, Any], str]:
-        if record.kind is RecordKind.SCHEDULER:
+        if record.kind in _DIRECT:
             return {"target": record.target_arn, "input": record.target_input}, str(
                 record.target_arn
             )
@@ -373,13 +407,20 @@ class Redriver:
         sendable: list[tuple[dict[str, Any], FailureRecord]] = []
         for message, record in batch:
             try:
-                entries.append(self._entry(record))
-                sendable.append((message, record))
+                entry = self._entry(record)
             except ValueError as exc:
                 self._finish_held(
                     message,
                     Outcome.of(record, Status.NOT_REPLAYABLE, reason=str(exc)),
                 )
+                continue
+            unroutable = self._unroutable(record, entry)
+            if unroutable and not self.o.force:
+                # Accepted by PutEvents is not delivered: an event no rule matches is gone.
+                self._finish_held(message, Outcome.of(record, Status.UNROUTABLE, reason=unroutable))
+                continue
+            entries.append(entry)
+            sendable.append((message, record))
         if not entries:
             return
         with self._lock:
@@ -485,6 +526,81 @@ class Redriver:
             message,
             Outcome.of(record, Status.FAILED, reason=f"{code}: {text}"[:500]),
         )
+
+    def _send_to_source_queue(self, message: dict[str, Any], record: FailureRecord) -> None:
+        """A queue's own dead letter goes back to the queue it came from, unchanged."""
+        target = str(record.target_arn)
+        try:
+            _, _, _, _region, account, name = target.split(":", 5)
+            url = self.sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+            kwargs: dict[str, Any] = {"QueueUrl": url, "MessageBody": record.target_input or ""}
+            if record.message_attributes:
+                kwargs["MessageAttributes"] = record.message_attributes
+            sent_id = self.sqs.send_message(**kwargs)["MessageId"]
+        except (ClientError, ValueError) as exc:
+            code = (
+                str(exc.response.get("Error", {}).get("Code"))
+                if isinstance(exc, ClientError)
+                else type(exc).__name__
+            )
+            self._entry_failed(message, record, code, str(exc))
+            return
+        self._sent([(message, record, str(sent_id))], destination=target)
+
+    # --- routing ------------------------------------------------------------------------
+    def _unroutable(self, record: FailureRecord, entry: dict[str, Any]) -> str | None:
+        """Why no enabled rule on the entry's bus would route it, or None when one would.
+
+        PutEvents accepts an event whether or not a rule matches it; an event no rule
+        matches is dropped. Each entry is tested (TestEventPattern) against the patterns of
+        the bus's enabled rules that have targets, read once per run."""
+        if record.kind in _DIRECT or "EventBusName" not in entry:
+            return None
+        bus = str(entry["EventBusName"])
+        with self._lock:
+            routes = self._routes.get(bus)
+        if routes is None:
+            loaded = _Routes.load(self.events, bus, record.rule_arn)
+            with self._lock:
+                routes = self._routes.setdefault(bus, loaded)
+        return routes.why_unroutable(self.events, entry, self.clock())
+
+    # --- SQS dead-letter queues ---------------------------------------------------------
+    def _move_back_to_source_queues(self) -> None:
+        """A dead-letter queue of other SQS queues: SQS's own StartMessageMoveTask moves every
+        message back to the queue it came from. Messages it cannot move (no source queue:
+        an EventBridge or Scheduler dead letter in the same queue) are handled one by one
+        afterwards."""
+        sources = self.sqs.list_dead_letter_source_queues(QueueUrl=self.o.queue_url).get(
+            "queueUrls", []
+        )
+        if not sources:
+            return
+        started = self.sqs.start_message_move_task(SourceArn=self._queue_arn)
+        handle = started["TaskHandle"]
+        deadline = time.monotonic() + self.o.move_task_timeout
+        task: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            tasks = self.sqs.list_message_move_tasks(SourceArn=self._queue_arn, MaxResults=10)
+            task = next(
+                (t for t in tasks.get("Results", []) if t.get("TaskHandle") == handle),
+                tasks.get("Results", [{}])[0] if tasks.get("Results") else {},
+            )
+            if task.get("Status") not in {"RUNNING", "CANCELLING", None}:
+                break
+            time.sleep(0.05)
+        self.report.move_task = {
+            k: v
+            for k, v in task.items()
+            if k
+            in {
+                "TaskHandle",
+                "Status",
+                "ApproximateNumberOfMessagesMoved",
+                "ApproximateNumberOfMessagesToMove",
+                "FailureReason",
+            }
+        } | {"TaskHandle": handle, "SourceQueues": sources}
 
     # --- ledger, deletes, held messages -------------------------------------------------
     def _ledger_key(self, message_id: str) -> dict[str, Any]:
@@ -596,3 +712,63 @@ class Redriver:
         )
         sys.stderr.write(line + ("\n" if final else ""))
         sys.stderr.flush()
+
+
+_DIRECT = frozenset({RecordKind.SCHEDULER, RecordKind.QUEUE})  # not sent through a bus
+
+
+@dataclass
+class _Routes:
+    """The enabled rules of one event bus that have targets, and their patterns."""
+
+    bus: str
+    account: str
+    region: str
+    patterns: list[tuple[str, str]]  # (rule name, EventPattern)
+
+    @classmethod
+    def load(cls, events: Any, bus: str, rule_arn: str | None) -> _Routes:
+        arn = str(events.describe_event_bus(Name=bus)["Arn"])
+        _, _, _, region, account, _ = arn.split(":", 5)
+        patterns: list[tuple[str, str]] = []
+        kwargs: dict[str, Any] = {"EventBusName": bus}
+        while True:
+            page = events.list_rules(**kwargs)
+            for rule in page.get("Rules", []):
+                if not str(rule.get("State", "")).startswith("ENABLED"):
+                    continue
+                if not rule.get("EventPattern"):
+                    continue  # a scheduled rule: events never match it
+                targets = events.list_targets_by_rule(Rule=rule["Name"], EventBusName=bus)
+                if targets.get("Targets"):
+                    patterns.append((str(rule["Name"]), str(rule["EventPattern"])))
+            if not page.get("NextToken"):
+                break
+            kwargs["NextToken"] = page["NextToken"]
+        return cls(bus, account, region, patterns)
+
+    def why_unroutable(self, events: Any, entry: dict[str, Any], now: datetime) -> str | None:
+        if not self.patterns:
+            return f"no enabled rule with targets on event bus {self.bus}: nothing would receive it"
+        when = entry.get("Time") or now
+        event = {
+            "version": "0",
+            "id": "00000000-0000-0000-0000-000000000000",
+            "detail-type": entry["DetailType"],
+            "source": entry["Source"],
+            "account": self.account,
+            "time": when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "region": self.region,
+            "resources": entry.get("Resources", []),
+            "detail": json.loads(entry["Detail"]),
+        }
+        document = json.dumps(event)
+        for _, pattern in self.patterns:
+            if events.test_event_pattern(EventPattern=pattern, Event=document)["Result"]:
+                return None
+        names = ", ".join(name for name, _ in self.patterns)
+        return (
+            f"no enabled rule on event bus {self.bus} matches it (source {entry['Source']!r}, "
+            f"detail-type {entry['DetailType']!r}; rules: {names}): PutEvents would accept it "
+            "and it would be lost. Fix the rule or the event, or use --force"
+        )
