@@ -48,7 +48,12 @@ def test_upload_runs_the_happy_path(pipeline: Pipeline) -> None:
     assert event["time"].endswith("Z") and event["detail"]["reason"] == "PutObject"
     # The state machine got exactly what the rule's InputTransformer builds from the event.
     assert json.loads(run.history[0]["executionStartedEventDetails"]["input"]) == {
-        "object": {"bucket": pipeline.bucket, "key": key, "versionId": version},
+        "object": {
+            "bucket": pipeline.bucket,
+            "key": key,
+            "versionId": version,
+            "sequencer": event["detail"]["object"]["sequencer"],
+        },
         "trigger": {"source": "aws.s3", "eventId": event["id"], "eventTime": event["time"]},
         "request": {"reprocess": False, "staleBefore": ""},
     }
