@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -79,15 +78,16 @@ def test_local_up_serves_the_pipeline_to_the_aws_cli(tmp_path: Path) -> None:
         key = "incoming/orders/from-cli.csv"
         body = tmp_path / "from-cli.csv"
         body.write_bytes(sample_file("orders-good.csv"))
-        if shutil.which("aws"):
-            subprocess.run(
-                ["aws", "--endpoint-url", endpoint, "s3", "cp", str(body), f"s3://{bucket}/{key}"],
-                check=True,
-                env=ENV,
-                capture_output=True,
-            )
-        else:  # same HTTP path, without the CLI installed
-            session.client("s3", endpoint_url=endpoint).upload_file(str(body), bucket, key)
+        # The README's example, with the AWS CLI `make bootstrap` installs (.venv-sam).
+        aws = ROOT / ".venv-sam" / "bin" / "aws"
+        if not aws.exists():
+            pytest.fail(f"{aws} is missing: run `make bootstrap` (it installs the AWS CLI)")
+        subprocess.run(
+            [str(aws), "--endpoint-url", endpoint, "s3", "cp", str(body), f"s3://{bucket}/{key}"],
+            check=True,
+            env=ENV,
+            capture_output=True,
+        )
         ddb = session.client("dynamodb", endpoint_url=endpoint)
 
         def record() -> dict | None:
