@@ -37,6 +37,7 @@ builds the PutEvents entry that redrives a replayable record, with provenance in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -257,6 +258,12 @@ def _parse_body(
         return _unwrap_sns(envelope, document, attributes)
     if _is_event(document):
         return _rule_record(envelope, document, attributes, wrapped=wrapped)
+    if _is_s3_notification(document):  # an S3 -> SQS / SNS notification's dead letter
+        record = _rule_record(envelope, document, attributes, wrapped=wrapped)
+        problem = _notification_problem(document)
+        if problem is None:
+            return record
+        return dataclasses.replace(record, not_replayable_reason=problem)
     if _is_lambda_record(document):
         return _lambda_record(envelope, document, wrapped=wrapped)
     if "RULE_ARN" in attributes:
@@ -365,6 +372,8 @@ def _lambda_record(envelope: _Envelope, record: dict[str, Any], *, wrapped: bool
     reason: str | None = None
     if event is None:
         reason = _not_replayable_reason(function_arn, payload, payload_problem, batch_key, batch)
+    elif _is_s3_notification(event):
+        reason = _notification_problem(event)
     return FailureRecord(
         message_id=envelope.message_id,
         receipt_handle=envelope.receipt_handle,
@@ -467,6 +476,15 @@ def _is_s3_notification(document: Any) -> bool:
     if not isinstance(document, dict) or not isinstance(document.get("Records"), list):
         return False
     return any(isinstance(r, dict) and isinstance(r.get("s3"), dict) for r in document["Records"])
+
+
+def _notification_problem(document: dict[str, Any]) -> str | None:
+    """Why an S3 notification cannot be put back as an Object Created event, or None."""
+    try:
+        identity.from_trigger(document)
+    except InvalidEventError as exc:
+        return f"an S3 notification that cannot be redriven: {exc.message}"
+    return None
 
 
 def _is_sns_notification(document: Any) -> bool:

@@ -451,7 +451,18 @@ class Redriver:
         service = target.split(":")[2] if target.count(":") >= 5 else ""
         body = record.target_input or ""
         try:
-            if service == "sqs":
+            universal = _UNIVERSAL_TARGETS.get(target.split(":::", 1)[-1])
+            if target.startswith("arn:aws:scheduler:::aws-sdk:") and universal is not None:
+                # A universal target: the body is the API call's parameters as sent.
+                client = self.sqs if universal[0] == "sqs" else self.sfn
+                if client is None:
+                    raise ValueError(f"no {universal[0]} client for {target}")
+                params = json.loads(body)
+                if universal[0] == "sfn":  # Step Functions' API members are camelCase
+                    params = {k[:1].lower() + k[1:]: v for k, v in params.items()}
+                answer = getattr(client, universal[1])(**params)
+                sent_id = str(answer.get("MessageId") or answer.get("executionArn"))
+            elif service == "sqs":
                 url = self.sqs.get_queue_url(QueueName=target.rsplit(":", 1)[-1])["QueueUrl"]
                 sent_id = self.sqs.send_message(QueueUrl=url, MessageBody=body)["MessageId"]
             elif service == "states" and self.sfn is not None:
@@ -715,6 +726,12 @@ class Redriver:
 
 
 _DIRECT = frozenset({RecordKind.SCHEDULER, RecordKind.QUEUE})  # not sent through a bus
+# Scheduler universal targets (arn:aws:scheduler:::aws-sdk:<service>:<apiAction>) redrive can
+# call again: the dead letter's body is the call's parameters.
+_UNIVERSAL_TARGETS = {
+    "aws-sdk:sqs:sendMessage": ("sqs", "send_message"),
+    "aws-sdk:sfn:startExecution": ("sfn", "start_execution"),
+}
 
 
 @dataclass
