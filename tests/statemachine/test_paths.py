@@ -297,3 +297,38 @@ def test_malformed_execution_input_fails_clearly(pipeline: Pipeline) -> None:
     assert run.error == "InvalidEventError"
     assert run.path[0] == "CheckObjectIdentity"
     assert "ClaimObject" not in run.path
+
+
+@pytest.mark.parametrize("missing", [None, "", "null", "absent"])
+def test_an_input_without_a_version_resolves_it_and_claims_the_real_one(
+    pipeline: Pipeline, missing: str | None
+) -> None:
+    version = pipeline.put(KEY, GOOD)
+    request = pipeline.rule_input(pipeline.s3_event(KEY, version))
+    if missing == "absent":
+        del request["object"]["versionId"]
+    else:
+        request["object"]["versionId"] = missing
+
+    run = pipeline.wait(pipeline.start(request))
+
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.path == [HAPPY[0], "ResolveObjectVersion", *HAPPY[1:]]
+    record = pipeline.record(KEY, version)
+    assert record is not None and record["status"] == "SUCCEEDED"
+    assert record["execution_arn"] == run.arn
+
+
+def test_an_object_deleted_before_it_was_resolved_is_reported_to_operations(
+    pipeline: Pipeline,
+) -> None:
+    request = pipeline.rule_input(pipeline.s3_event("incoming/orders/gone.csv", "x"))
+    request["object"]["versionId"] = None
+
+    run = pipeline.wait(pipeline.start(request))
+
+    assert run.status == "FAILED" and run.error == "ObjectNotFoundError"
+    assert run.path[:2] == ["CheckObjectIdentity", "ResolveObjectVersion"]
+    assert "ClaimObject" not in run.path
+    (note,) = pipeline.notifications("OperationsTopicArn")
+    assert note["message"]["object"]["key"] == "incoming/orders/gone.csv"
