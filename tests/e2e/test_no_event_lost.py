@@ -15,11 +15,11 @@ import pytest
 from ingest_pipeline.dal import s3 as s3_dal
 from ingest_pipeline.dal import state
 from ingest_pipeline.errors import AccessDeniedError
-from ingest_pipeline.logic import identity
+from ingest_pipeline.logic import identity, keys
 from ingest_pipeline.logic.reconcile import ObjectVersion
 from ingest_tools.localcloud.pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
-from tests.support import load_event, sample_file, wait_for
+from tests.support import AWKWARD_KEYS, load_event, sample_file, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -115,20 +115,23 @@ def test_unversioned_bucket_keys_each_write_on_its_content_version(p: Pipeline) 
     assert state.existing_keys(p.table, objects) == {(objects[0].pk, objects[0].sk)}
 
 
-def dead_lettered_uploads(p: Pipeline, bodies: list[bytes]) -> list[tuple[str, dict[str, Any]]]:
-    """Upload versions of KEY whose events all fail delivery: (version, S3's event) each."""
+def dead_lettered_uploads(
+    p: Pipeline, bodies: list[bytes], key: str = KEY
+) -> list[tuple[str, dict[str, Any]]]:
+    """Upload versions of ``key`` whose events all fail delivery: (version, S3's event) each."""
     p.cloud.faults.fail_delivery("NO_PERMISSIONS", times=len(bodies))
-    versions = [p.put(KEY, body) for body in bodies]
+    versions = [p.put(key, body) for body in bodies]
     p.cloud.settle()
-    events = {d.event["detail"]["object"]["version-id"]: d.event for d in p.deliveries_for(KEY)}
+    events = {d.event["detail"]["object"]["version-id"]: d.event for d in p.deliveries_for(key)}
     return [(v, events[v]) for v in versions]
 
 
 @pytest.mark.parametrize("ordered_by", ["sequencer", "version listing"])
+@pytest.mark.parametrize("key", [KEY, AWKWARD_KEYS[-1]], ids=["ascii", "non-ascii"])
 def test_older_version_arriving_late_does_not_replace_the_newer_output(
-    p: Pipeline, ordered_by: str
+    p: Pipeline, ordered_by: str, key: str
 ) -> None:
-    (v1, event1), (v2, event2) = dead_lettered_uploads(p, [GOOD, NEWER])
+    (v1, event1), (v2, event2) = dead_lettered_uploads(p, [GOOD, NEWER], key)
     if ordered_by == "version listing":  # e.g. reprocess / reconciler inputs carry none
         for event in (event1, event2):
             del event["detail"]["object"]["sequencer"]
@@ -136,17 +139,18 @@ def test_older_version_arriving_late_does_not_replace_the_newer_output(
     newer = p.wait(p.start(p.rule_input(event2)))
     older = p.wait(p.start(p.rule_input(event1)))  # v1's event arrives last
 
+    output = keys.output_key(key)
     assert newer.status == older.status == "SUCCEEDED"
-    assert b"o-2002" in p.read(OUTPUT)  # still v2's rows
-    assert p.versions(OUTPUT) == 1  # v1 never wrote
-    late = p.record(KEY, v1)
+    assert b"o-2002" in p.read(output)  # still v2's rows
+    assert p.versions(output) == 1  # v1 never wrote
+    late = p.record(key, v1)
     assert late is not None
     assert (late["status"], late["outcome"], late["superseded_by"]) == (
         "SUCCEEDED",
         "SUPERSEDED",
         v2,
     )
-    assert p.record(KEY, v2)["outcome"] == "PROCESSED"  # type: ignore[index]
+    assert p.record(key, v2)["outcome"] == "PROCESSED"  # type: ignore[index]
 
 
 def test_reprocessing_an_older_version_is_superseded_too(p: Pipeline) -> None:

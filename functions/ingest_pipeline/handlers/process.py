@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -78,7 +79,8 @@ def process(request: ProcessRequest, settings: Settings) -> dict[str, Any]:
                 lines,
                 content_type="application/x-ndjson",
                 metadata={
-                    "source-key": obj.key,
+                    "source-key": obj.key,  # readable (metadata is ASCII: others become '?')
+                    "source-key-url": quote(obj.key, safe="/"),  # exact
                     "source-version-id": obj.version_id,
                     "source-sequencer": obj.sequencer or "",
                     "execution-arn": request.execution_arn,
@@ -112,8 +114,10 @@ def _newer_output(
     if output is None:
         return None
     theirs = output.metadata.get("source-version-id")
-    if not theirs or output.metadata.get("source-key", key) != key:
-        return None  # not written by this pipeline for this key: ours replaces it
+    if not theirs or output.metadata.get("source-key-url") != quote(key, safe="/"):
+        # Not written by this pipeline from this key (incoming/x.csv and incoming/x share
+        # processed/x.jsonl): versions of different keys have no order; ours replaces it.
+        return None
     other = identity.SourceVersion(theirs, output.metadata.get("source-sequencer") or None)
     if other.version_id == mine.version_id:
         return None
