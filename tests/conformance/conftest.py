@@ -1,4 +1,4 @@
-"""The whole event graph from template.yaml: S3 put -> EventBridge -> Step Functions -> ..."""
+"""The local cloud for the conformance samples (as tests/e2e)."""
 
 from __future__ import annotations
 
@@ -19,3 +19,8 @@ def cloud() -> Iterator[LocalCloud]:
 @pytest.fixture
 def pipeline(cloud: LocalCloud) -> Pipeline:
     return Pipeline(cloud)
+
+
+@pytest.fixture
+def p(pipeline: Pipeline) -> Pipeline:
+    return pipeline

@@ -38,7 +38,7 @@ import botocore.session
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 
-from ingest_tools.localcloud import ddb, engine, esm, events, scheduler, sqs, wire
+from ingest_tools.localcloud import ddb, engine, esm, events, fidelity, scheduler, sqs, wire
 from ingest_tools.localcloud.stack import DeployedStack, deploy, put_public_parameter
 
 __all__ = ["LOCAL_ENV", "MOTO_CONFIG", "REGION", "TEMPLATE", "LocalCloud", "local_cloud"]
@@ -141,6 +141,7 @@ class LocalCloud:
         esm.install()
         sqs.install()
         ddb.install()
+        fidelity.install()
         wire.install()
         self._mock = mock_aws(config=MOTO_CONFIG)
         self._mock.start()
@@ -179,6 +180,7 @@ class LocalCloud:
         sqs.uninstall()
         ddb.uninstall()
         wire.uninstall()
+        fidelity.uninstall()
         engine.uninstall()
         engine.reset()
         engine.SLEEP_SCALE = 0.0
