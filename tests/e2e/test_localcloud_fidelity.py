@@ -219,3 +219,30 @@ def test_redrive_of_the_reconcile_dlq_puts_runs_back_on_the_reconcile_queue(
     (back,) = p.sqs.receive_message(QueueUrl=queue_url)["Messages"]
     assert back["Body"] == body
     assert "Messages" not in p.sqs.receive_message(QueueUrl=dlq_url)
+
+
+def test_complete_multipart_upload_honours_if_match(p: Pipeline) -> None:
+    key = "processed/orders/conditional.jsonl"
+    first = p.s3.put_object(Bucket=p.bucket, Key=key, Body=b"v1")["ETag"]
+    p.s3.put_object(Bucket=p.bucket, Key=key, Body=b"v2")  # someone else wrote meanwhile
+
+    def complete(if_match: str) -> Any:
+        upload = p.s3.create_multipart_upload(Bucket=p.bucket, Key=key)["UploadId"]
+        etag = p.s3.upload_part(
+            Bucket=p.bucket, Key=key, UploadId=upload, PartNumber=1, Body=b"v3"
+        )["ETag"]
+        return p.s3.complete_multipart_upload(
+            Bucket=p.bucket,
+            Key=key,
+            UploadId=upload,
+            MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]},
+            IfMatch=if_match,
+        )
+
+    with pytest.raises(ClientError) as raised:
+        complete(first)
+    assert raised.value.response["Error"]["Code"] == "PreconditionFailed"
+    assert p.read(key) == b"v2"
+    current = p.s3.head_object(Bucket=p.bucket, Key=key)["ETag"]
+    complete(current)
+    assert p.read(key) == b"v3"

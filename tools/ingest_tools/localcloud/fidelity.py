@@ -8,6 +8,9 @@ fails without it:
   sends ObjectCreated:CompleteMultipartUpload: two events (two executions) per upload. AWS
   sends one, "CompleteMultipartUpload" (S3 User Guide, "Event notification types"). The
   inner ``put_object`` runs with notifications off.
+* **Conditional CompleteMultipartUpload.** moto honours ``If-None-Match: *`` there but not
+  ``If-Match``; AWS completes the upload only while the object's ETag is the one given, and
+  answers 412 PreconditionFailed otherwise (S3 User Guide, "Conditional writes").
 * **GetBucketNotificationConfiguration reports EventBridge.** moto keeps
   ``EventBridgeConfiguration`` on PUT but leaves it out of GET, so a read-modify-write of the
   notifications (adding a queue) turns EventBridge delivery off. AWS returns the element
@@ -40,6 +43,7 @@ from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
 from moto.events.models import EventPattern, EventPatternParser
 from moto.events.responses import EventsHandler
+from moto.s3.exceptions import MissingKey, PreconditionFailed
 from moto.s3.models import S3Backend
 from moto.s3.responses import S3Response
 from moto.sqs.exceptions import InvalidParameterValue
@@ -66,6 +70,25 @@ def _put_object(self: S3Backend, *args: Any, **kwargs: Any) -> Any:
     if getattr(_completing, "active", False):
         kwargs["disable_notification"] = True  # the completion sends the one event
     return _patches.original(S3Backend, "put_object")(self, *args, **kwargs)
+
+
+def _key_response_post(  # noqa: PLR0917 - moto's signature
+    self: S3Response,
+    request: Any,
+    body: bytes,
+    bucket_name: str,
+    query: dict[str, Any],
+    key_name: str,
+) -> Any:
+    if_match = self.headers.get("If-Match")
+    if query.get("uploadId") and if_match:
+        current = self.backend.get_object(bucket_name, key_name)
+        if current is None:
+            raise MissingKey(key=key_name)
+        if current.etag.replace('"', "") != if_match.replace('"', ""):
+            raise PreconditionFailed("If-Match")
+    original = _patches.original(S3Response, "_key_response_post")
+    return original(self, request, body, bucket_name, query, key_name)
 
 
 # --------------------------------------------------------------------------- S3 notifications
@@ -248,6 +271,7 @@ def _table() -> dict[tuple[Any, str], Any]:
     return {
         (S3Backend, "complete_multipart_upload"): _complete_multipart_upload,
         (S3Backend, "put_object"): _put_object,
+        (S3Response, "_key_response_post"): _key_response_post,
         (S3Response, "get_bucket_notification"): _get_bucket_notification,
         (EventsHandler, "test_event_pattern"): _test_event_pattern,
         (SQSBackend, "receive_message"): _receive_message,
