@@ -1,24 +1,13 @@
-"""The local cloud for the conformance samples (as tests/e2e)."""
+"""The local cloud for the conformance samples: the fixtures of tests/e2e."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from ingest_tools.localcloud.cloud import LocalCloud
 from ingest_tools.localcloud.pipeline import Pipeline
+from tests.e2e.conftest import cloud, pipeline
 
-
-@pytest.fixture
-def cloud() -> Iterator[LocalCloud]:
-    with LocalCloud() as running:
-        yield running
-
-
-@pytest.fixture
-def pipeline(cloud: LocalCloud) -> Pipeline:
-    return Pipeline(cloud)
+__all__ = ["cloud", "p", "pipeline"]
 
 
 @pytest.fixture

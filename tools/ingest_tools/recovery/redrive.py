@@ -493,12 +493,7 @@ class Redriver:
                 )
                 return
         except (ClientError, ValueError, KeyError) as exc:
-            code = (
-                str(exc.response.get("Error", {}).get("Code"))
-                if isinstance(exc, ClientError)
-                else type(exc).__name__
-            )
-            self._entry_failed(message, record, code, str(exc))
+            self._entry_failed(message, record, _error_code(exc), str(exc))
             return
         self._sent([(message, record, str(sent_id))], destination=target)
 
@@ -549,12 +544,7 @@ class Redriver:
                 kwargs["MessageAttributes"] = record.message_attributes
             sent_id = self.sqs.send_message(**kwargs)["MessageId"]
         except (ClientError, ValueError) as exc:
-            code = (
-                str(exc.response.get("Error", {}).get("Code"))
-                if isinstance(exc, ClientError)
-                else type(exc).__name__
-            )
-            self._entry_failed(message, record, code, str(exc))
+            self._entry_failed(message, record, _error_code(exc), str(exc))
             return
         self._sent([(message, record, str(sent_id))], destination=target)
 
@@ -723,6 +713,13 @@ class Redriver:
         )
         sys.stderr.write(line + ("\n" if final else ""))
         sys.stderr.flush()
+
+
+def _error_code(exc: Exception) -> str:
+    """The AWS error code of a failed call, or the exception's type."""
+    if isinstance(exc, ClientError):
+        return str(exc.response.get("Error", {}).get("Code"))
+    return type(exc).__name__
 
 
 _DIRECT = frozenset({RecordKind.SCHEDULER, RecordKind.QUEUE})  # not sent through a bus
