@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
@@ -41,9 +42,10 @@ def test_a_multipart_upload_sends_one_object_created_event(p: Pipeline) -> None:
             Body=body[start : start + 5 * MiB],
         )["ETag"]
         parts.append({"PartNumber": number, "ETag": etag})
-    version = p.s3.complete_multipart_upload(
+    completed = p.s3.complete_multipart_upload(
         Bucket=p.bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": parts}
-    )["VersionId"]
+    )
+    version = completed["VersionId"]
     p.cloud.settle()
 
     deliveries = p.deliveries_for(key)
@@ -52,6 +54,28 @@ def test_a_multipart_upload_sends_one_object_created_event(p: Pipeline) -> None:
     assert detail["reason"] == "CompleteMultipartUpload"
     assert detail["object"]["version-id"] == version
     assert detail["object"]["size"] == len(body)
+    assert detail["object"]["etag"] == completed["ETag"].strip('"')  # the "<md5>-2" of 2 parts
+    (execution,) = p.executions_for(key)
+    assert p.wait(execution.exec_arn).status == "SUCCEEDED"
+
+
+def test_a_copy_sends_one_object_created_event_with_reason_copy_object(p: Pipeline) -> None:
+    version, _ = p.ingest("incoming/orders/original.csv", GOOD)
+    key = "incoming/orders/copy.csv"
+    copied = p.s3.copy_object(
+        Bucket=p.bucket,
+        Key=key,
+        CopySource={
+            "Bucket": p.bucket,
+            "Key": "incoming/orders/original.csv",
+            "VersionId": version,
+        },
+    )
+    p.cloud.settle()
+
+    (delivery,) = p.deliveries_for(key)
+    assert delivery.event["detail"]["reason"] == "CopyObject"
+    assert delivery.event["detail"]["object"]["version-id"] == copied["VersionId"]
     assert len(p.executions_for(key)) == 1
 
 
@@ -124,14 +148,22 @@ def test_test_event_pattern_matches_as_the_rule_does(
     ("pattern", "value", "matches"),
     [
         ({"prefix": "incoming/"}, "incoming/a.csv", True),
+        ({"prefix": "incoming/"}, "processed/a.csv", False),
+        ({"suffix": ".csv"}, "incoming/a.csv", True),
         ({"suffix": ".csv"}, "incoming/a.json", False),
+        ({"anything-but": "incoming/a.csv"}, "incoming/a.csv", False),
+        ({"anything-but": ["x", "y"]}, "incoming/a.csv", True),
         ({"anything-but": {"prefix": "tmp/"}}, "incoming/a.csv", True),
+        ({"anything-but": {"prefix": "incoming/"}}, "incoming/a.csv", False),
         ({"equals-ignore-case": "INCOMING/A.CSV"}, "incoming/a.csv", True),
+        ({"equals-ignore-case": "INCOMING/B.CSV"}, "incoming/a.csv", False),
         ({"wildcard": "incoming/*/a.csv"}, "incoming/orders/a.csv", True),
+        ({"wildcard": "incoming/*/b.csv"}, "incoming/orders/a.csv", False),
+        ({"exists": True}, "incoming/a.csv", True),
         ({"exists": False}, "incoming/a.csv", False),
     ],
 )
-def test_test_event_pattern_operators(
+def test_test_event_pattern_string_operators(
     p: Pipeline, pattern: dict[str, Any], value: str, matches: bool
 ) -> None:
     event = s3_event(p, detail__object__key=value)
@@ -141,57 +173,202 @@ def test_test_event_pattern_operators(
     assert answer["Result"] is matches
 
 
-def test_test_event_pattern_rejects_an_event_without_the_required_fields(p: Pipeline) -> None:
+@pytest.mark.parametrize(
+    ("pattern", "matches"),
+    [
+        ({"detail": {"object": {"size": [{"numeric": [">", 0, "<=", 1024]}]}}}, True),
+        ({"detail": {"object": {"size": [{"numeric": [">=", 1025]}]}}}, False),
+        ({"detail": {"object": {"size": [{"numeric": ["=", 1024]}]}}}, True),
+        ({"detail": {"object": {"missing": [{"exists": False}]}}}, True),
+        ({"detail": {"object": {"missing": [{"exists": True}]}}}, False),
+        # an array in the event matches when it shares a value with the pattern's array
+        ({"resources": ["arn:aws:s3:::other", "arn:aws:s3:::{bucket}"]}, True),
+        ({"resources": ["arn:aws:s3:::other"]}, False),
+        # $or: either branch
+        ({"$or": [{"source": ["nope"]}, {"detail": {"reason": ["PutObject"]}}]}, True),
+        ({"$or": [{"source": ["nope"]}, {"detail": {"reason": ["CopyObject"]}}]}, False),
+        # exact values are case-sensitive
+        ({"detail-type": ["object created"]}, False),
+    ],
+)
+def test_test_event_pattern_numeric_exists_arrays_and_or(
+    p: Pipeline, pattern: dict[str, Any], matches: bool
+) -> None:
+    event = s3_event(
+        p,
+        detail__object__size=1024,
+        detail__reason="PutObject",
+        resources=["arn:aws:s3:::first", f"arn:aws:s3:::{p.bucket}"],
+    )
+    raw = json.dumps(pattern).replace("{bucket}", p.bucket)
+    answer = p.events.test_event_pattern(EventPattern=raw, Event=json.dumps(event))
+    assert answer["Result"] is matches
+
+
+@pytest.mark.parametrize("pattern", ["not json", "[1]", '{"source": "aws.s3"}', '{"source": []}'])
+def test_test_event_pattern_rejects_an_invalid_pattern(p: Pipeline, pattern: str) -> None:
+    with pytest.raises(ClientError) as raised:
+        p.events.test_event_pattern(EventPattern=pattern, Event=json.dumps(s3_event(p)))
+    assert raised.value.response["Error"]["Code"] == "InvalidEventPatternException"
+
+
+@pytest.mark.parametrize(
+    "field", ["id", "account", "source", "time", "region", "resources", "detail-type"]
+)
+def test_test_event_pattern_rejects_an_event_without_the_required_fields(
+    p: Pipeline, field: str
+) -> None:
     event = s3_event(p)
-    del event["account"]
+    del event[field]
     with pytest.raises(ClientError) as raised:
         p.events.test_event_pattern(EventPattern=rule_pattern(p), Event=json.dumps(event))
     assert raised.value.response["Error"]["Code"] == "ValidationException"
+    assert raised.value.response["Error"]["Message"] == "Parameter Event is not valid."
+
+
+def test_test_event_pattern_and_move_tasks_answer_over_http(p: Pipeline) -> None:
+    """The same handlers serve ``ingestctl local up`` (moto's server app)."""
+    server = p.cloud.serve(port=0)
+    session = boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+    )
+    events = session.client("events", endpoint_url=server.url)
+    sqs = session.client("sqs", endpoint_url=server.url)
+
+    answer = events.test_event_pattern(EventPattern=rule_pattern(p), Event=json.dumps(s3_event(p)))
+    assert answer["Result"] is True
+    dlq_arn = queue_arn(p, p.stack.outputs["ReconcileDLQUrl"])
+    handle = sqs.start_message_move_task(SourceArn=dlq_arn)["TaskHandle"]
+    assert handle
+    wait_for(
+        lambda: (
+            sqs.list_message_move_tasks(SourceArn=dlq_arn)["Results"][0]["Status"] == "COMPLETED"
+        ),
+        what="the move task, over HTTP",
+    )
+
+
+def queue_arn(p: Pipeline, url: str) -> str:
+    return str(
+        p.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+    )
+
+
+def queue_with_dlq(p: Pipeline, name: str, max_receives: int = 2) -> tuple[str, str, str, str]:
+    """A queue whose redrive policy moves a message after ``max_receives`` receives:
+    (queue url, queue arn, dlq url, dlq arn)."""
+    dlq_url = p.sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+    dlq_arn = queue_arn(p, dlq_url)
+    policy = {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": max_receives}
+    url = p.sqs.create_queue(
+        QueueName=name,
+        Attributes={"RedrivePolicy": json.dumps(policy), "VisibilityTimeout": "0"},
+    )["QueueUrl"]
+    return url, queue_arn(p, url), dlq_url, dlq_arn
+
+
+def dead_letter(p: Pipeline, url: str, body: str, max_receives: int = 2, **kwargs: Any) -> None:
+    """Send ``body`` and receive it without deleting until the redrive policy moves it."""
+    p.sqs.send_message(QueueUrl=url, MessageBody=body, **kwargs)
+    for _ in range(max_receives + 1):  # the receive after the last allowed one moves it
+        p.sqs.receive_message(QueueUrl=url, VisibilityTimeout=0)
+
+
+def last_task(p: Pipeline, dlq_arn: str, status: str = "COMPLETED") -> dict[str, Any]:
+    def done() -> Any:
+        results = p.sqs.list_message_move_tasks(SourceArn=dlq_arn)["Results"]
+        return results[0] if results and results[0]["Status"] == status else None
+
+    task: dict[str, Any] = wait_for(done, what=f"the move task to be {status}")
+    return task
+
+
+def error_of(call: Any, **kwargs: Any) -> tuple[str, str]:
+    with pytest.raises(ClientError) as raised:
+        call(**kwargs)
+    error = raised.value.response["Error"]
+    return error["Code"], error["Message"]
 
 
 def test_queue_dead_letters_are_moved_back_to_their_source_queue(p: Pipeline) -> None:
-    dlq_url = p.sqs.create_queue(QueueName="work-dlq")["QueueUrl"]
-    dlq_arn = p.sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[
-        "Attributes"
-    ]["QueueArn"]
-    work_url = p.sqs.create_queue(
-        QueueName="work",
-        Attributes={
-            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2}),
-            "VisibilityTimeout": "0",
-        },
-    )["QueueUrl"]
-    work_arn = p.sqs.get_queue_attributes(QueueUrl=work_url, AttributeNames=["QueueArn"])[
-        "Attributes"
-    ]["QueueArn"]
-    p.sqs.send_message(
-        QueueUrl=work_url,
-        MessageBody='{"run": 1}',
-        MessageAttributes={"kind": {"DataType": "String", "StringValue": "reconcile"}},
-    )
-    for _ in range(3):  # received twice, never deleted: the third receive moves it
-        p.sqs.receive_message(QueueUrl=work_url, VisibilityTimeout=0)
+    work_url, work_arn, dlq_url, dlq_arn = queue_with_dlq(p, "work")
+    attributes = {"kind": {"DataType": "String", "StringValue": "reconcile"}}
+    dead_letter(p, work_url, '{"run": 1}', MessageAttributes=attributes)
 
-    (dead,) = p.sqs.receive_message(QueueUrl=dlq_url, AttributeNames=["All"], VisibilityTimeout=0)[
-        "Messages"
-    ]
+    (dead,) = p.sqs.receive_message(
+        QueueUrl=dlq_url, MessageSystemAttributeNames=["All"], VisibilityTimeout=0
+    )["Messages"]
     assert dead["Attributes"]["DeadLetterQueueSourceArn"] == work_arn
 
-    with pytest.raises(ClientError):  # only a dead-letter queue of some queue can be a source
-        p.sqs.start_message_move_task(SourceArn=work_arn)
     handle = p.sqs.start_message_move_task(SourceArn=dlq_arn)["TaskHandle"]
-    wait_for(
-        lambda: (
-            p.sqs.list_message_move_tasks(SourceArn=dlq_arn)["Results"][0]["Status"] == "COMPLETED"
-        ),
-        what="the move task",
-    )
-    (task,) = p.sqs.list_message_move_tasks(SourceArn=dlq_arn, MaxResults=10)["Results"]
-    assert task["ApproximateNumberOfMessagesMoved"] == 1 and handle
+    task = last_task(p, dlq_arn)
+    assert handle and "TaskHandle" not in task  # the handle is listed while RUNNING only
+    assert task["ApproximateNumberOfMessagesMoved"] == 1
+    assert task["ApproximateNumberOfMessagesToMove"] == 1
+    assert "DestinationArn" not in task
     (back,) = p.sqs.receive_message(QueueUrl=work_url, MessageAttributeNames=["All"])["Messages"]
     assert back["Body"] == '{"run": 1}'
-    assert back["MessageAttributes"]["kind"]["StringValue"] == "reconcile"
+    assert back["MessageAttributes"] == attributes
     assert "Messages" not in p.sqs.receive_message(QueueUrl=dlq_url)
+
+
+def test_a_move_task_refuses_a_source_that_is_no_dead_letter_queue(p: Pipeline) -> None:
+    _, work_arn, _, dlq_arn = queue_with_dlq(p, "work")
+    start = p.sqs.start_message_move_task
+
+    assert error_of(start, SourceArn=work_arn) == (
+        "InvalidParameterValue",
+        "Source queue must be configured as a Dead Letter Queue.",
+    )
+    assert error_of(start, SourceArn=work_arn + "-gone") == (
+        "ResourceNotFoundException",
+        "The resource that you specified for the SourceArn parameter doesn't exist.",
+    )
+    assert error_of(start, SourceArn=dlq_arn, DestinationArn=work_arn + "-gone")[0] == (
+        "ResourceNotFoundException"
+    )
+    assert error_of(start, SourceArn=dlq_arn, MaxNumberOfMessagesPerSecond=501)[0] == (
+        "InvalidParameterValue"
+    )
+
+
+def test_a_move_task_to_a_destination_and_a_cancelled_one(p: Pipeline) -> None:
+    work_url, _, _, dlq_arn = queue_with_dlq(p, "work")
+    other_url = p.sqs.create_queue(QueueName="other")["QueueUrl"]
+    for n in range(3):
+        dead_letter(p, work_url, f"m{n}")
+
+    # 1 message a second: the task is seen RUNNING, with its handle, and is cancelled.
+    handle = p.sqs.start_message_move_task(
+        SourceArn=dlq_arn, DestinationArn=queue_arn(p, other_url), MaxNumberOfMessagesPerSecond=1
+    )["TaskHandle"]
+    running = last_task(p, dlq_arn, "RUNNING")
+    assert running["TaskHandle"] == handle and running["MaxNumberOfMessagesPerSecond"] == 1
+    assert error_of(p.sqs.start_message_move_task, SourceArn=dlq_arn)[0] == (
+        "InvalidParameterValue"  # one active task per source queue
+    )
+    p.sqs.cancel_message_move_task(TaskHandle=handle)
+    cancelled = last_task(p, dlq_arn, "CANCELLED")
+    assert 1 <= cancelled["ApproximateNumberOfMessagesMoved"] < 3
+    moved = p.sqs.receive_message(QueueUrl=other_url, MaxNumberOfMessages=10)["Messages"]
+    assert len(moved) == cancelled["ApproximateNumberOfMessagesMoved"]
+    assert error_of(p.sqs.cancel_message_move_task, TaskHandle=handle)[0] == (
+        "ResourceNotFoundException"  # no longer running
+    )
+
+
+def test_a_message_sent_straight_to_the_dlq_has_no_source_to_go_back_to(p: Pipeline) -> None:
+    _, _, dlq_url, dlq_arn = queue_with_dlq(p, "work")
+    p.sqs.send_message(QueueUrl=dlq_url, MessageBody="direct")
+
+    p.sqs.start_message_move_task(SourceArn=dlq_arn)
+
+    task = last_task(p, dlq_arn, "FAILED")
+    assert task["FailureReason"] == "CouldNotDetermineMessageSource"
+    (still,) = p.sqs.receive_message(QueueUrl=dlq_url)["Messages"]
+    assert still["Body"] == "direct"
 
 
 def test_redrive_of_the_reconcile_dlq_puts_runs_back_on_the_reconcile_queue(
