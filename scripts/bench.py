@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
-from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.cloud import ROOT, LocalCloud
 from ingest_tools.localcloud.pipeline import Pipeline
 
@@ -111,7 +110,7 @@ def burst(cloud: LocalCloud, n: int) -> dict[str, float]:
     p = Pipeline(cloud)
     p.ingest("incoming/orders/burst-warm.csv", GOOD)
     process = cloud.functions["ProcessFunction"]
-    invoked_before = engine.invocation_count(process)
+    invoked_before = cloud.invocation_count(process)
     delivered_before = len(cloud.deliveries.all())
     started, cpu_started = time.perf_counter(), time.process_time()
     versions = {}
@@ -134,7 +133,7 @@ def burst(cloud: LocalCloud, n: int) -> dict[str, float]:
         "cpu_ms_per_object": cpu * 1000 / n,
         "succeeded": succeeded,
         "lost": n - succeeded,
-        "processed_twice": engine.invocation_count(process) - invoked_before - n,
+        "processed_twice": cloud.invocation_count(process) - invoked_before - n,
         "executions_failed": sum(1 for s in final.values() if s != "SUCCEEDED"),
     }
 

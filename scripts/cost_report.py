@@ -20,7 +20,6 @@ from typing import Any
 from ingest_pipeline.dal.s3 import s3_client
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
 from ingest_tools.cost import PathCost, measure
-from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.pipeline import ROOT, Execution, Pipeline, local_pipeline, wait_for
 
 GOOD = (ROOT / "events" / "files" / "orders-good.csv").read_bytes()
@@ -43,7 +42,7 @@ def scenarios(p: Pipeline) -> dict[str, Callable[[], Execution]]:
         return p.wait(p.start(p.rule_input(event)))
 
     def duplicate_in_progress() -> Execution:
-        gate = engine.FAULTS.gate(process)
+        gate = p.cloud.faults.gate(process)
         version = p.put(KEY, GOOD)
         execution_input = p.rule_input(p.s3_event(KEY, version))
         owner = p.start(execution_input)
@@ -56,15 +55,15 @@ def scenarios(p: Pipeline) -> dict[str, Callable[[], Execution]]:
         return run
 
     def transient_then_success() -> Execution:
-        engine.FAULTS.fail(process, StorageUnavailableError("SlowDown"), times=2)
+        p.cloud.faults.fail(process, StorageUnavailableError("SlowDown"), times=2)
         return p.ingest(KEY, GOOD)[1]
 
     def transient_exhausted() -> Execution:
-        engine.FAULTS.fail(process, StorageUnavailableError("SlowDown"), times=10)
+        p.cloud.faults.fail(process, StorageUnavailableError("SlowDown"), times=10)
         return p.ingest(KEY, GOOD)[1]
 
     def configuration_error() -> Execution:
-        engine.FAULTS.fail(process, AccessDeniedError("AccessDenied"))
+        p.cloud.faults.fail(process, AccessDeniedError("AccessDenied"))
         return p.ingest(KEY, GOOD)[1]
 
     def bad_data() -> Execution:

@@ -1,74 +1,147 @@
-"""Settings read from the function's environment (set by template.yaml)."""
+"""Settings read from the function's environment (set by template.yaml).
+
+Each settings model is a pydantic model whose field aliases are the environment variable
+names. A value is validated (type and bounds) when a handler first asks for its settings in
+an execution environment; the result is reused while the environment stays the same, so a
+Lambda validates once per cold start. An invalid or missing variable raises
+``ConfigurationError`` naming the variable: a deployment problem, routed to operations.
+
+Defaults: each has exactly one home. The domain policies (``FailurePolicy``,
+``ReconcilePolicy``) hold the tunables' defaults and the fields below read them from there;
+settings that belong to no policy hold theirs here. template.yaml's Parameters repeat them
+as the deployed values; ``tests/unit/test_config.py`` keeps the two in step.
+
+An empty variable counts as unset (its default applies, or it is reported as missing).
+"""
 
 from __future__ import annotations
 
+import functools
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from typing import ClassVar, Self, cast
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ingest_pipeline.errors import ConfigurationError
 from ingest_pipeline.logic.failure import FailurePolicy
+from ingest_pipeline.logic.keys import INCOMING_PREFIX
 from ingest_pipeline.logic.reconcile import ReconcilePolicy
-from ingest_pipeline.logic.transform import DEFAULT_MAX_LINE_BYTES
+
+_FAILURE = FailurePolicy()
+_RECONCILE = ReconcilePolicy()
 
 
-def _int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise ConfigurationError(f"environment variable {name}={raw!r} is not an integer") from exc
+class EnvSettings(BaseModel):
+    """Base of the settings models: fields aliased to environment variable names."""
 
-
-@dataclass(frozen=True)
-class Settings:
-    max_line_bytes: int
-    failure_policy: FailurePolicy
+    model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
 
     @classmethod
-    def from_env(cls) -> Settings:
-        return cls(
-            max_line_bytes=_int("MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES),
-            failure_policy=FailurePolicy(
-                retry_base_seconds=_int("RETRY_BASE_SECONDS", 300),
-                retry_max_seconds=_int("RETRY_MAX_SECONDS", 6 * 3600),
-                record_retention_days=_int("RECORD_RETENTION_DAYS", 90),
-            ),
+    def env_names(cls) -> tuple[str, ...]:
+        """The environment variables this model reads."""
+        return tuple(field.alias or name for name, field in cls.model_fields.items())
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
+        """Validated settings from ``environ`` (default ``os.environ``).
+
+        Raises ``ConfigurationError`` naming each invalid or missing variable.
+        """
+        source = os.environ if environ is None else environ
+        values = tuple((name, source[name]) for name in cls.env_names() if source.get(name))
+        return cast(Self, _validated(cls, values))
+
+
+@functools.lru_cache(maxsize=16)
+def _validated(model: type[EnvSettings], values: tuple[tuple[str, str], ...]) -> EnvSettings:
+    """Validated once per distinct environment (failures are not cached: they raise)."""
+    given = dict(values)
+    try:
+        return model.model_validate(given)
+    except ValidationError as exc:
+        raise ConfigurationError(_describe(exc, given), variables=_names(exc)) from exc
+
+
+def _names(exc: ValidationError) -> list[str]:
+    return [str(error["loc"][0]) for error in exc.errors() if error["loc"]]
+
+
+def _describe(exc: ValidationError, given: Mapping[str, str]) -> str:
+    problems = []
+    for error in exc.errors():
+        if not error["loc"]:  # a check across variables: its message names them
+            problems.append(str(error["msg"]).removeprefix("Value error, "))
+            continue
+        name = str(error["loc"][0])
+        if error["type"] == "missing":
+            problems.append(f"environment variable {name} is not set (see template.yaml)")
+        else:
+            problems.append(f"environment variable {name}={given.get(name)!r}: {error['msg']}")
+    return "; ".join(problems)
+
+
+class Settings(EnvSettings):
+    """ProcessObject, ClassifyError and Quarantine: the failure report's policy."""
+
+    retry_base_seconds: int = Field(
+        default=_FAILURE.retry_base_seconds, alias="RETRY_BASE_SECONDS", gt=0
+    )
+    retry_max_seconds: int = Field(
+        default=_FAILURE.retry_max_seconds, alias="RETRY_MAX_SECONDS", gt=0
+    )
+    record_retention_days: int = Field(
+        default=_FAILURE.record_retention_days, alias="RECORD_RETENTION_DAYS", gt=0
+    )
+
+    @model_validator(mode="after")
+    def _max_not_below_base(self) -> Self:
+        if self.retry_max_seconds < self.retry_base_seconds:
+            raise ValueError(
+                f"environment variable RETRY_MAX_SECONDS={self.retry_max_seconds} is less than "
+                f"RETRY_BASE_SECONDS={self.retry_base_seconds}"
+            )
+        return self
+
+    @property
+    def failure_policy(self) -> FailurePolicy:
+        return FailurePolicy(
+            retry_base_seconds=self.retry_base_seconds,
+            retry_max_seconds=self.retry_max_seconds,
+            record_retention_days=self.record_retention_days,
         )
 
 
-def _required(name: str) -> str:
-    value = os.environ.get(name, "")
-    if not value:
-        raise ConfigurationError(f"environment variable {name} is not set (see template.yaml)")
-    return value
+class ReconcileSettings(EnvSettings):
+    """ReconcileFunction: its resources and the reconciliation policy."""
 
+    incoming_prefix: ClassVar[str] = INCOMING_PREFIX
 
-@dataclass(frozen=True)
-class ReconcileSettings:
-    table: str
-    state_machine_arn: str
-    bucket: str
-    operations_topic_arn: str
-    policy: ReconcilePolicy
-    run_lease_seconds: int
-    record_retention_days: int
-    incoming_prefix: str = "incoming/"
+    table: str = Field(alias="OBJECT_STATE_TABLE", min_length=1)
+    state_machine_arn: str = Field(alias="PIPELINE_STATE_MACHINE_ARN", min_length=1)
+    bucket: str = Field(alias="INGEST_BUCKET", min_length=1)
+    operations_topic_arn: str = Field(alias="OPERATIONS_TOPIC_ARN", min_length=1)
+    max_attempts: int = Field(default=_RECONCILE.max_attempts, alias="RECONCILE_MAX_ATTEMPTS", gt=0)
+    missed_grace_seconds: int = Field(
+        default=_RECONCILE.missed_grace_seconds, alias="MISSED_EVENT_GRACE_SECONDS", gt=0
+    )
+    missed_lookback_hours: int = Field(
+        default=_RECONCILE.missed_lookback_hours, alias="MISSED_EVENT_LOOKBACK_HOURS", gt=0
+    )
+    max_starts_per_run: int = Field(
+        default=_RECONCILE.max_starts_per_run, alias="RECONCILE_MAX_STARTS_PER_RUN", gt=0
+    )
+    # The function's Timeout: a RUNNING run older than this died.
+    run_lease_seconds: int = Field(default=120, alias="RUN_LEASE_SECONDS", gt=0)
+    record_retention_days: int = Field(
+        default=_FAILURE.record_retention_days, alias="RECORD_RETENTION_DAYS", gt=0
+    )
 
-    @classmethod
-    def from_env(cls) -> ReconcileSettings:
-        return cls(
-            table=_required("OBJECT_STATE_TABLE"),
-            state_machine_arn=_required("PIPELINE_STATE_MACHINE_ARN"),
-            bucket=_required("INGEST_BUCKET"),
-            operations_topic_arn=_required("OPERATIONS_TOPIC_ARN"),
-            policy=ReconcilePolicy(
-                max_attempts=_int("RECONCILE_MAX_ATTEMPTS", 5),
-                missed_grace_seconds=_int("MISSED_EVENT_GRACE_SECONDS", 900),
-                missed_lookback_hours=_int("MISSED_EVENT_LOOKBACK_HOURS", 72),
-                max_starts_per_run=_int("RECONCILE_MAX_STARTS_PER_RUN", 500),
-            ),
-            run_lease_seconds=_int("RUN_LEASE_SECONDS", 120),
-            record_retention_days=_int("RECORD_RETENTION_DAYS", 90),
+    @property
+    def policy(self) -> ReconcilePolicy:
+        return ReconcilePolicy(
+            max_attempts=self.max_attempts,
+            missed_grace_seconds=self.missed_grace_seconds,
+            missed_lookback_hours=self.missed_lookback_hours,
+            max_starts_per_run=self.max_starts_per_run,
         )

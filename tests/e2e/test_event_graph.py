@@ -12,7 +12,6 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
-from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.cloud import REGION, LocalCloud
 from ingest_tools.localcloud.pipeline import Pipeline
 from tests.support import AWKWARD_KEYS, sample_file, wait_for
@@ -92,8 +91,10 @@ def test_transient_errors_recover_with_retries(pipeline: Pipeline) -> None:
     version, run = pipeline.ingest("incoming/orders/slow.csv", GOOD)
 
     assert run.status == "SUCCEEDED" and run.path == HAPPY
-    assert engine.invocation_count(pipeline.stack.functions["ProcessFunction"]) == 3
-    retries = [s for state, s in engine.RETRY_SLEEPS[run.arn] if state == "ProcessObject"]
+    assert pipeline.cloud.invocation_count(pipeline.stack.functions["ProcessFunction"]) == 3
+    retries = [
+        s for state, s in pipeline.cloud.clock.retry_sleeps[run.arn] if state == "ProcessObject"
+    ]
     assert len(retries) == 2
     record = pipeline.record("incoming/orders/slow.csv", version)
     assert record is not None and record["status"] == "SUCCEEDED"
@@ -132,7 +133,7 @@ def test_throttled_claim_is_retried_by_the_workflow(pipeline: Pipeline) -> None:
     _, run = pipeline.ingest("incoming/orders/throttled.csv", GOOD)
 
     assert run.status == "SUCCEEDED" and run.path == HAPPY
-    assert [state for state, _ in engine.RETRY_SLEEPS[run.arn]] == ["ClaimObject"]
+    assert [state for state, _ in pipeline.cloud.clock.retry_sleeps[run.arn]] == ["ClaimObject"]
 
 
 def test_duplicate_delivered_in_sequence_processes_once(pipeline: Pipeline) -> None:
@@ -157,7 +158,7 @@ def test_a_function_runs_one_invocation_at_a_time_like_one_environment(
     """Concurrent objects invoke ProcessFunction concurrently; each invocation still has the
     module (powertools Metrics, Logger) to itself, as in one Lambda execution environment."""
     process = pipeline.stack.functions["ProcessFunction"]
-    real, running, most = engine.HANDLERS[process], [0], [0]
+    real, running, most = pipeline.cloud.handlers[process], [0], [0]
     lock = threading.Lock()
 
     def observed(event: Any, context: Any) -> Any:
@@ -170,7 +171,7 @@ def test_a_function_runs_one_invocation_at_a_time_like_one_environment(
             with lock:
                 running[0] -= 1
 
-    engine.HANDLERS[process] = observed
+    pipeline.cloud.handlers[process] = observed
     versions = {f"incoming/orders/together-{i}.csv": "" for i in range(30)}
     for key in versions:
         versions[key] = pipeline.put(key, GOOD)
@@ -188,7 +189,9 @@ def test_ten_concurrent_copies_process_exactly_once(pipeline: Pipeline) -> None:
     key = "incoming/orders/ten.csv"
     process = pipeline.stack.functions["ProcessFunction"]
     # keep the first claim RUNNING while the copies arrive
-    gate = pipeline.cloud.faults.gate(process, invocation=engine.invocation_count(process) + 1)
+    gate = pipeline.cloud.faults.gate(
+        process, invocation=pipeline.cloud.invocation_count(process) + 1
+    )
     version = pipeline.put(key, GOOD)
     event = pipeline.delivery(key, version).event
     wait_for(gate.entered.is_set, what="the first copy to start processing")
@@ -206,7 +209,7 @@ def test_ten_concurrent_copies_process_exactly_once(pipeline: Pipeline) -> None:
     runs = [pipeline.wait(a) for a in arns if a]
     assert sum(r.path == HAPPY for r in runs) == 1
     assert sum(r.path[-1] in {"SkipDuplicateObject", "EndAsDuplicate"} for r in runs) == 9
-    assert engine.invocation_count(process) == 1
+    assert pipeline.cloud.invocation_count(process) == 1
     assert pipeline.versions("processed/orders/ten.jsonl") == 1
     record = pipeline.record(key, version)
     assert record is not None and record["status"] == "SUCCEEDED" and record["attempt"] == 1
@@ -298,11 +301,11 @@ def test_sdk_retry_backoff_runs_on_the_engine_clock(pipeline: Pipeline) -> None:
     pipeline.cloud.faults.fail_operation(
         "dynamodb", "DescribeTable", "ThrottlingException", times=3
     )
-    slept = engine.VIRTUAL_SLEPT[0]
+    slept = pipeline.cloud.clock.slept
     answer = client.describe_table(TableName=pipeline.table)
     assert answer["Table"]["TableName"] == pipeline.table
     assert answer["ResponseMetadata"]["RetryAttempts"] == 3
-    assert engine.VIRTUAL_SLEPT[0] > slept  # three jittered backoffs, none of them slept
+    assert pipeline.cloud.clock.slept > slept  # three jittered backoffs, none of them slept
 
 
 def test_s3_sends_the_event_types_aws_sends(pipeline: Pipeline) -> None:
@@ -369,6 +372,6 @@ def test_burst_of_1000_objects_loses_nothing_and_processes_nothing_twice(cloud: 
 
     records = [p.record(key, version) for key, version in versions.items()]
     assert all(r is not None and r["status"] == "SUCCEEDED" and r["attempt"] == 1 for r in records)
-    assert engine.invocation_count(cloud.functions["ProcessFunction"]) == 1000
+    assert cloud.invocation_count(cloud.functions["ProcessFunction"]) == 1000
     outputs = p.s3.list_object_versions(Bucket=p.bucket, Prefix="processed/orders/burst/")
     assert len(outputs["Versions"]) == 1000

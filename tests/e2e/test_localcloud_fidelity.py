@@ -1,4 +1,5 @@
-"""The local cloud answers as AWS does where moto 5.2.5 does not (``localcloud/fidelity.py``).
+"""The local cloud answers as AWS does where moto 5.2.5 does not (``localcloud/fixes/``,
+``localcloud/features/``).
 
 Each test fails with the corresponding patch removed (checked by uninstalling it).
 """
@@ -423,3 +424,30 @@ def test_complete_multipart_upload_honours_if_match(p: Pipeline) -> None:
     current = p.s3.head_object(Bucket=p.bucket, Key=key)["ETag"]
     complete(current)
     assert p.read(key) == b"v3"
+
+
+def test_sdk_s3_errors_are_named_as_aws_names_them(p: Pipeline) -> None:
+    """An aws-sdk:s3 task fails with "S3.NoSuchKeyException", the name AWS documents
+    ("Handling errors in AWS SDK integrations"), so a Catch on it routes the execution."""
+    definition = {
+        "StartAt": "ReadObject",
+        "States": {
+            "ReadObject": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::aws-sdk:s3:getObject",
+                "Parameters": {"Bucket": p.bucket, "Key": "incoming/missing.csv"},
+                "Catch": [{"ErrorEquals": ["S3.NoSuchKeyException"], "Next": "Missing"}],
+                "End": True,
+            },
+            "Missing": {"Type": "Succeed"},
+        },
+    }
+    machine = p.sfn.create_state_machine(
+        name="sdk-error-names",
+        definition=json.dumps(definition),
+        roleArn="arn:aws:iam::123456789012:role/sdk-error-names",
+    )["stateMachineArn"]
+    arn = p.sfn.start_execution(stateMachineArn=machine, name="missing", input="{}")["executionArn"]
+    run = p.wait(arn)
+    assert run.status == "SUCCEEDED"
+    assert [e["type"] for e in run.history if e["type"] == "TaskFailed"] == ["TaskFailed"]

@@ -20,7 +20,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from ingest_tools.localcloud import engine
+from ingest_tools.localcloud.registry import patch_set
+from ingest_tools.localcloud.runtime import Runtime
 from tests.statemachine.conftest import MOTO_CONFIG, REGION
 from tests.support import ROOT, wait_for
 
@@ -97,8 +98,8 @@ def moto_sfn() -> Iterator[tuple[Any, str]]:
     env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    engine.install()
-    engine.MOCK_CONFIG = MOCK_CONFIG
+    runtime, patches = Runtime(mock_config=MOCK_CONFIG), patch_set(enabled=frozenset())
+    patches.install(runtime)
     try:
         with mock_aws(config=MOTO_CONFIG):
             iam = boto3.client("iam", region_name=REGION)
@@ -109,9 +110,8 @@ def moto_sfn() -> Iterator[tuple[Any, str]]:
             )["stateMachineArn"]
             yield sfn, arn
     finally:
-        engine.MOCK_CONFIG = None
-        engine.uninstall()
-        engine.reset()
+        patches.uninstall()
+        runtime.close()
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

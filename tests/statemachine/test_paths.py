@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
-from ingest_tools.localcloud import engine
 from tests.statemachine.conftest import Pipeline
 from tests.support import AWKWARD_KEYS, sample_file, wait_for
 
@@ -74,7 +73,7 @@ def test_new_version_of_same_key_is_new_work(pipeline: Pipeline) -> None:
 
 
 def test_duplicate_while_in_progress_ends_without_processing(pipeline: Pipeline) -> None:
-    gate = engine.FAULTS.gate(pipeline.functions["ProcessFunction"])
+    gate = pipeline.cloud.faults.gate(pipeline.functions["ProcessFunction"])
     version = pipeline.put(KEY, GOOD)
     execution_input = pipeline.rule_input(pipeline.s3_event(KEY, version))
     owner = pipeline.start(execution_input)
@@ -92,7 +91,7 @@ def test_duplicate_while_in_progress_ends_without_processing(pipeline: Pipeline)
 
 
 def test_transient_error_then_success_takes_the_retry_path(pipeline: Pipeline) -> None:
-    engine.FAULTS.fail(
+    pipeline.cloud.faults.fail(
         pipeline.functions["ProcessFunction"], StorageUnavailableError("S3 SlowDown"), times=2
     )
     version, run = pipeline.ingest(KEY, GOOD)
@@ -100,14 +99,16 @@ def test_transient_error_then_success_takes_the_retry_path(pipeline: Pipeline) -
     assert run.status == "SUCCEEDED", run.cause
     assert run.path == HAPPY
     assert run.invocations("invoke") == 3  # two failures retried, then success
-    waits = [s for state, s in engine.RETRY_SLEEPS[run.arn] if state == "ProcessObject"]
+    waits = [
+        s for state, s in pipeline.cloud.clock.retry_sleeps[run.arn] if state == "ProcessObject"
+    ]
     assert len(waits) == 2 and all(0 <= s <= 30 for s in waits)
     assert pipeline.record(KEY, version)["status"] == "SUCCEEDED"  # type: ignore[index]
 
 
 def test_transient_errors_exhausted_mark_failed_retryable(pipeline: Pipeline) -> None:
     # 1 attempt + 3 retries, all failing: the retries are exhausted.
-    engine.FAULTS.fail(
+    pipeline.cloud.faults.fail(
         pipeline.functions["ProcessFunction"], StorageUnavailableError("S3 SlowDown"), times=4
     )
     version, run = pipeline.ingest(KEY, GOOD)
@@ -136,7 +137,7 @@ def test_transient_errors_exhausted_mark_failed_retryable(pipeline: Pipeline) ->
 
 
 def test_configuration_error_escalates_to_operations(pipeline: Pipeline) -> None:
-    engine.FAULTS.fail(
+    pipeline.cloud.faults.fail(
         pipeline.functions["ProcessFunction"],
         AccessDeniedError("GetObject: AccessDenied: Access Denied"),
     )
@@ -264,7 +265,7 @@ def test_unknown_dataset_is_bad_data(pipeline: Pipeline) -> None:
 
 
 def test_stale_execution_is_fenced_off(pipeline: Pipeline) -> None:
-    gate = engine.FAULTS.gate(pipeline.functions["ProcessFunction"])
+    gate = pipeline.cloud.faults.gate(pipeline.functions["ProcessFunction"])
     version = pipeline.put(KEY, GOOD)
     stale_input = pipeline.rule_input(pipeline.s3_event(KEY, version))
     stale = pipeline.start(stale_input)

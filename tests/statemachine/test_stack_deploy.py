@@ -15,7 +15,6 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.cloud import (
     LOCAL_ENV,
     MOTO_CONFIG,
@@ -25,6 +24,8 @@ from ingest_tools.localcloud.cloud import (
     ROOT,
     TEMPLATE,
 )
+from ingest_tools.localcloud.registry import patch_set
+from ingest_tools.localcloud.runtime import Runtime
 from ingest_tools.localcloud.stack import (
     DeployedStack,
     StackDeployError,
@@ -45,8 +46,8 @@ ENV = {
 
 
 class Deployed:
-    def __init__(self, stack: DeployedStack, seconds: float) -> None:
-        self.stack, self.seconds = stack, seconds
+    def __init__(self, stack: DeployedStack, seconds: float, runtime: Runtime) -> None:
+        self.stack, self.seconds, self.handlers = stack, seconds, runtime.handlers
         self.outputs = stack.outputs
 
 
@@ -55,20 +56,21 @@ def deployed() -> Iterator[Deployed]:
     with pytest.MonkeyPatch.context() as mp:
         for name, value in ENV.items():
             mp.setenv(name, value)
-        engine.install()
+        runtime, patches = Runtime(), patch_set(enabled=frozenset())
+        patches.install(runtime)
         try:
             with mock_aws(config=MOTO_CONFIG):
                 put_public_parameter(LAYER_PARAMETER, LAYER_ARN, region=REGION)
                 started = time.perf_counter()
-                stack = deploy(TEMPLATE, region=REGION)
+                stack = deploy(TEMPLATE, region=REGION, handlers=runtime.handlers)
                 seconds = time.perf_counter() - started
                 try:
-                    yield Deployed(stack, seconds)
+                    yield Deployed(stack, seconds, runtime)
                 finally:
                     stack.restore_environment()
         finally:
-            engine.uninstall()
-            engine.reset()
+            patches.uninstall()
+            runtime.close()
 
 
 def client(service: str) -> Any:
@@ -274,9 +276,9 @@ def test_handlers_registered_and_environment_applied(deployed: Deployed) -> None
     from ingest_pipeline.handlers import classify_error, process, quarantine
 
     functions = deployed.stack.functions
-    assert engine.HANDLERS[functions["ProcessFunction"]] is process.handler
-    assert engine.HANDLERS[functions["ClassifyErrorFunction"]] is classify_error.handler
-    assert engine.HANDLERS[functions["QuarantineFunction"]] is quarantine.handler
+    assert deployed.handlers[functions["ProcessFunction"]] is process.handler
+    assert deployed.handlers[functions["ClassifyErrorFunction"]] is classify_error.handler
+    assert deployed.handlers[functions["QuarantineFunction"]] is quarantine.handler
     for name, value in deployed.stack.environment.items():
         assert os.environ[name] == value
     assert deployed.stack.environment["RECORD_RETENTION_DAYS"] == "90"

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from ingest_pipeline.errors import InvalidEventError
 from ingest_pipeline.logic import identity
 from ingest_pipeline.logic.identity import ObjectIdentity, SourceVersion
-from ingest_tools.localcloud.transformer import apply_input_transformer
+from ingest_tools.localcloud.features.transformer import apply_input_transformer
 from ingest_tools.recovery.formats import replay_event
 from tests.support import AWKWARD_KEYS, TEMPLATE, load_event
 

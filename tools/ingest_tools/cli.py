@@ -2,6 +2,7 @@
 
 ingestctl local up [--port 4566] [--outputs FILE] [--faults FILE] [--real-time]
 ingestctl local demo
+ingestctl local patches [--json]
 ingestctl inspect QUEUE [--json]
 ingestctl redrive QUEUE [--dry-run] [--force] [--error-code C] [--rule R] [--older-than 1h]
                         [--newer-than 7d] [--max N] [--rate R] [--concurrency N] [--json]
@@ -66,6 +67,43 @@ def _local_demo(args: argparse.Namespace) -> int:
     from ingest_tools.demo import run_demo
 
     return run_demo(Path(args.template), as_json=args.json)
+
+
+def _local_patches(args: argparse.Namespace) -> int:
+    """The local cloud's patches of moto/botocore: kind, targets, reason, moto range, test."""
+    from ingest_tools.localcloud import registry
+    from ingest_tools.localcloud.patching import PatchSet, moto_version
+    from ingest_tools.localcloud.runtime import Runtime
+
+    patches = PatchSet(registry.ALL)
+    runtime = Runtime()
+    try:
+        rows = patches.inventory(runtime)
+        _, problems = patches.targets(runtime)
+    finally:
+        runtime.close()
+    if args.json:
+        print(json.dumps({"moto": moto_version(), "patches": rows, "problems": problems}, indent=2))
+        return 1 if problems else 0
+    counts = {
+        kind: sum(1 for r in rows if r["kind"] == kind) for kind in ("fix", "feature", "speedup")
+    }
+    targets = sum(len(r["targets"]) for r in rows)
+    print(
+        f"moto {moto_version()}: {len(rows)} patches ({counts['fix']} fixes, "
+        f"{counts['feature']} features, {counts['speedup']} speedups), {targets} attributes"
+    )
+    for row in rows:
+        print(f"\n[{row['kind']}] {row['name']}  ({row['module']}; moto {row['moto']})")
+        print(f"  why:  {row['reason']}")
+        print(f"  test: {row['test']}")
+        if row["upstream"]:
+            print(f"  moto: {row['upstream']}")
+        for target in row["targets"]:
+            print(f"  - {target}")
+    for problem in problems:
+        print(f"PROBLEM: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 # --- recovery commands -----------------------------------------------------------------
@@ -282,6 +320,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--template", default=str(TEMPLATE))
     demo.add_argument("--json", action="store_true", help="print the rows as JSON")
     demo.set_defaults(func=_local_demo)
+    patches = local_cmds.add_parser(
+        "patches", help="list the local cloud's patches of moto (kind, reason, test)"
+    )
+    patches.add_argument("--json", action="store_true", help="print the inventory as JSON")
+    patches.set_defaults(func=_local_patches)
     _recovery_commands(commands)
     return parser
 

@@ -72,7 +72,7 @@ def process(request: ProcessRequest, settings: Settings) -> dict[str, Any]:
     summary = Summary(dataset=dataset)
     try:
         with opened.body:
-            lines = convert(opened.body, contract, summary, max_line_bytes=settings.max_line_bytes)
+            lines = convert(opened.body, contract, summary)
             s3.upload_stream(
                 obj.bucket,
                 out_key,

@@ -24,7 +24,12 @@ SEVERITY = {
 
 @dataclass(frozen=True)
 class FailurePolicy:
-    """Backoff before the reconciler may retry a FAILED-retryable object, and record TTL."""
+    """Backoff before the reconciler may retry a FAILED-retryable object, and record TTL.
+
+    These defaults are the only ones: ``ingest_pipeline.config.Settings`` reads them for the
+    environment variables it does not find (template.yaml's Parameters repeat them, checked
+    by ``tests/unit/test_config.py``).
+    """
 
     retry_base_seconds: int = 300
     retry_max_seconds: int = 6 * 3600

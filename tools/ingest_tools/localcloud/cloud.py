@@ -14,11 +14,12 @@ One implementation, two ways in:
       cloud = LocalCloud().start()
       server = cloud.serve(port=4566)  # http://127.0.0.1:4566, + /_localcloud/ admin API
 
-What runs (see each module): engine.py (in-process Lambda handlers with their timeout and a
-LambdaContext, virtual retry/Wait clock, fault injection, ASL fixes), events.py (rule
-delivery: InputTransformer, RetryPolicy, DLQ attributes, PutEvents source checks), esm.py
-(SQS event source mappings with ReportBatchItemFailures), scheduler.py (schedules fired on
-demand), stack.py (template -> SAM transform -> moto, refusing what it cannot run).
+What runs: the patches of registry.py, by kind (fixes/ where moto differs from AWS,
+features/ for what moto does not do: in-process Lambda handlers, rule delivery, event source
+mappings, the virtual clock, faults, message move tasks; speedups/ when switched on), each
+built for this cloud's ``Runtime`` (its handlers, faults, clock and deliveries: no module
+globals); scheduler.py fires schedules on demand; stack.py deploys the template
+(SAM transform -> moto, refusing what it cannot run).
 """
 
 from __future__ import annotations
@@ -38,7 +39,15 @@ import botocore.session
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 
-from ingest_tools.localcloud import ddb, engine, esm, events, fidelity, scheduler, sqs, wire
+from ingest_tools.localcloud import registry
+from ingest_tools.localcloud.features import delivery, executions
+from ingest_tools.localcloud.features.clock import Clock
+from ingest_tools.localcloud.features.delivery import DeliveryLog
+from ingest_tools.localcloud.features.event_source_mappings import EventSourceMappings
+from ingest_tools.localcloud.features.faults import Faults
+from ingest_tools.localcloud.features.scheduler import Schedules
+from ingest_tools.localcloud.patching import PatchSet
+from ingest_tools.localcloud.runtime import Handler, Runtime
 from ingest_tools.localcloud.stack import DeployedStack, deploy, put_public_parameter
 
 __all__ = ["LOCAL_ENV", "MOTO_CONFIG", "REGION", "TEMPLATE", "LocalCloud", "local_cloud"]
@@ -85,7 +94,11 @@ class LocalCloud:
 
     ``event_delivery=False`` leaves EventBridge targets undelivered (moto's behaviour), for
     tests that start executions themselves. ``time_scale`` 0 runs retries, Wait states and
-    delivery backoff on a virtual clock; 1.0 is real time.
+    delivery backoff on a virtual clock; 1.0 is real time (``cloud.clock.scale`` changes it
+    while running). ``speedups`` None follows ``LOCALCLOUD_SPEEDUPS``; ``without`` leaves out
+    patches by name (None: ``LOCALCLOUD_WITHOUT``), to see a patch's test fail without it.
+    ``mock_config`` is a parsed Step Functions Local MockConfigFile for "<arn>#<TestCase>"
+    executions.
     """
 
     def __init__(
@@ -97,19 +110,25 @@ class LocalCloud:
         parameters: dict[str, str] | None = None,
         event_delivery: bool = True,
         time_scale: float = 0.0,
+        speedups: bool | None = None,
+        without: frozenset[str] | None = None,
+        mock_config: dict[str, Any] | None = None,
     ) -> None:
         self.template = Path(template)
         self.region = region
         self.stack_name = stack_name
         self.parameters = dict(parameters or {})
         self.event_delivery = event_delivery
-        self.time_scale = time_scale
         self.account_id = DEFAULT_ACCOUNT_ID
-        self.faults = engine.FAULTS
-        self.deliveries = events.DELIVERIES
+        self.runtime = Runtime(time_scale=time_scale, mock_config=mock_config)
+        self.patches: PatchSet = registry.patch_set(
+            speedups=speedups,
+            enabled=frozenset({"event_delivery"} if event_delivery else ()),
+            without=without,
+        )
         self.stack: DeployedStack | None = None
-        self.mappings: esm.EventSourceMappings | None = None
-        self.schedules: scheduler.Schedules | None = None
+        self.mappings: EventSourceMappings | None = None
+        self.schedules: Schedules | None = None
         self._mock: Any = None
         self._saved_env: dict[str, str | None] = {}
         self._servers: list[Any] = []
@@ -134,15 +153,7 @@ class LocalCloud:
         # moto logs an ERROR with the component's repr for every Fail state and caught error:
         # workflow outcomes, which the execution's status and history already report.
         logging.getLogger(_MOTO_EVAL_LOGGER).setLevel(logging.CRITICAL)
-        engine.install()
-        engine.SLEEP_SCALE = self.time_scale
-        if self.event_delivery:
-            events.install()
-        esm.install()
-        sqs.install()
-        ddb.install()
-        fidelity.install()
-        wire.install()
+        self.patches.install(self.runtime)
         self._mock = mock_aws(config=MOTO_CONFIG)
         self._mock.start()
         _default_session(self.region)
@@ -154,9 +165,10 @@ class LocalCloud:
             stack_name=self.stack_name,
             region=self.region,
             parameters=self.parameters,
+            handlers=self.runtime.handlers,
         )
-        self.mappings = esm.EventSourceMappings(self.account_id, self.region)
-        self.schedules = scheduler.Schedules(self.account_id, self.region)
+        self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
+        self.schedules = Schedules(self.account_id, self.region, self.clock)
         if self.event_delivery:
             self.mappings.start()
 
@@ -169,22 +181,14 @@ class LocalCloud:
         self._servers.clear()
         if self.mappings is not None:
             self.mappings.stop()
-        if self.event_delivery:
-            events.uninstall()
+        self.runtime.deliveries.shutdown()
         if self.stack is not None:
             self.stack.restore_environment()
         if self._mock is not None:
             self._mock.stop()
             self._mock = None
-        esm.uninstall()
-        sqs.uninstall()
-        ddb.uninstall()
-        wire.uninstall()
-        fidelity.uninstall()
-        engine.uninstall()
-        engine.reset()
-        engine.SLEEP_SCALE = 0.0
-        events.DELIVERIES.clear()
+        self.patches.uninstall()
+        self.runtime.close()
         s3_client.cache_clear()
         aws_client.cache_clear()
         for name, value in self._saved_env.items():
@@ -202,6 +206,36 @@ class LocalCloud:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    # --- what runs -----------------------------------------------------------------------
+    @property
+    def faults(self) -> Faults:
+        return self.runtime.faults
+
+    @property
+    def deliveries(self) -> DeliveryLog:
+        return self.runtime.deliveries
+
+    @property
+    def clock(self) -> Clock:
+        return self.runtime.clock
+
+    @property
+    def time_scale(self) -> float:
+        return self.runtime.clock.scale
+
+    @time_scale.setter
+    def time_scale(self, scale: float) -> None:
+        self.runtime.clock.scale = scale
+
+    @property
+    def handlers(self) -> dict[str, Handler]:
+        """In-process handlers by physical function name (replace one to observe it)."""
+        return self.runtime.handlers
+
+    def invocation_count(self, function: str) -> int:
+        """How many times ``function`` (physical name) has been invoked in-process."""
+        return self.runtime.invocation_count(function)
 
     # --- what was deployed ------------------------------------------------------------
     @property
@@ -236,7 +270,7 @@ class LocalCloud:
     def fail_next(self, function: str, error: BaseException, *, times: int = 1) -> None:
         """Make the next ``times`` invocations of ``function`` (logical id or name) raise."""
         name = self.functions.get(function, function)
-        self.faults.fail(name, error, times=times, start=engine.invocation_count(name) + 1)
+        self.faults.fail(name, error, times=times, start=self.invocation_count(name) + 1)
 
     # --- events -----------------------------------------------------------------------
     def redeliver(self, event: dict[str, Any], bus: str = "default") -> None:
@@ -246,14 +280,14 @@ class LocalCloud:
 
         backend = events_backends[self.account_id][self.region]
         for rule in list(backend.event_buses[bus].rules.values()):
-            events.deliver_event(rule, event)
+            delivery.deliver_event(self.runtime, rule, event)
 
     # --- waiting ----------------------------------------------------------------------
     def settle(self, timeout: float = 30.0) -> None:
         """Wait until deliveries, executions and event source mappings are all idle."""
         if self.event_delivery:
             self.deliveries.drain(timeout)
-        running = engine.wait_until(lambda: not engine.running_executions(), timeout)
+        running = self.runtime.wait_until(lambda: not executions.running_executions(), timeout)
         if running is False:
             raise TimeoutError(f"executions still running after {timeout}s")
         if self.mappings is not None and self.event_delivery:

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from ingest_tools.localcloud import engine
 from ingest_tools.localcloud.cloud import (
     LOCAL_ENV,
     MOTO_CONFIG,
@@ -24,8 +23,9 @@ from ingest_tools.localcloud.cloud import (
     TEMPLATE,
     LocalCloud,
 )
-from ingest_tools.localcloud.events import Delivery
-from ingest_tools.localcloud.transformer import apply_input_transformer
+from ingest_tools.localcloud.features import executions
+from ingest_tools.localcloud.features.delivery import Delivery
+from ingest_tools.localcloud.features.transformer import apply_input_transformer
 
 __all__ = [
     "LOCAL_ENV",
@@ -140,7 +140,7 @@ class Pipeline:
         )
 
     def wait(self, arn: str, timeout: float = 20.0) -> Execution:
-        described = engine.wait_until(
+        described = self.cloud.runtime.wait_until(
             lambda: (
                 (d := self.sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d
             ),
@@ -202,13 +202,13 @@ class Pipeline:
         final: dict[str, str] = {}
 
         def done() -> bool:  # one pass over the backend's executions per wake-up
-            for arn, status in engine.execution_statuses().items():
+            for arn, status in executions.execution_statuses().items():
                 if arn in pending and status != "RUNNING":
                     final[arn] = status
                     pending.discard(arn)
             return not pending
 
-        if not engine.wait_until(done, timeout):
+        if not self.cloud.runtime.wait_until(done, timeout):
             raise TimeoutError(f"{len(pending)} executions still running after {timeout}s")
         return final
 
@@ -238,7 +238,7 @@ class Pipeline:
     def notifications(self, topic: str) -> list[dict[str, Any]]:
         """SNS messages sent to ``OperationsTopicArn`` or ``DataQualityTopicArn`` so far."""
         queue_url = self._inboxes[topic]
-        out = []
+        out: list[Any] = []
         while True:
             got = self.sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)
             messages = got.get("Messages", [])
@@ -321,7 +321,7 @@ class Pipeline:
         """Upload ``key`` and abort its execution while ProcessFunction runs: the claim stays
         RUNNING with nothing recorded, as when an execution dies. Returns (version, execution)."""
         process = self.functions["ProcessFunction"]
-        gate = self.cloud.faults.gate(process, invocation=engine.invocation_count(process) + 1)
+        gate = self.cloud.faults.gate(process, invocation=self.cloud.invocation_count(process) + 1)
         version = self.put(key, body)
         assert gate.entered.wait(10), "ProcessFunction was not invoked"
         (execution,) = self.executions_for(key)
@@ -335,7 +335,7 @@ class Pipeline:
         ``.exec_status``) whose input names ``key``, oldest first."""
         found = [
             e
-            for e in engine.executions()
+            for e in executions.executions()
             if isinstance(e.input_data, dict) and e.input_data.get("object", {}).get("key") == key
         ]
         return sorted(found, key=lambda e: e.start_date)

@@ -28,8 +28,6 @@ from moto.moto_server.werkzeug_app import (
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
-from ingest_tools.localcloud import engine
-
 if TYPE_CHECKING:
     from ingest_tools.localcloud.cloud import LocalCloud
 
@@ -91,8 +89,8 @@ class AdminApp:
             fired = cloud.schedules.fire(name, deliveries=int(options.get("deliveries", 1)))
             return 200, [vars(f) for f in fired]
         if route == "clock" and method == "POST":
-            engine.SLEEP_SCALE = float(json.loads(request.get_data() or b"{}")["scale"])
-            return 200, {"scale": engine.SLEEP_SCALE}
+            self.cloud.time_scale = float(json.loads(request.get_data() or b"{}")["scale"])
+            return 200, {"scale": self.cloud.time_scale}
         return 404, {"error": "NotFound", "message": f"no admin route {method} /{route}"}
 
 

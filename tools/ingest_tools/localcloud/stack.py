@@ -1,8 +1,8 @@
 """Deploy the real SAM template into moto through CloudFormation, the way ``sam deploy`` would.
 
-``deploy(template)`` runs inside ``moto.mock_aws(config=...)`` with ``engine.install()``
-active (engine.py puts CloudFormation state machines into the executing Step Functions
-backend and applies DefinitionSubstitutions). It:
+``deploy(template)`` runs inside ``moto.mock_aws(config=...)`` with the local cloud's
+patches installed (fixes/sfn_cloudformation_state_machine.py puts CloudFormation state
+machines into the executing Step Functions backend and applies DefinitionSubstitutions). It:
 
 1. loads the template with CloudFormation short tags (samtranslator's YAML loader);
 2. makes it deployable without ``sam build``/``sam package``: every local ``CodeUri``
@@ -26,7 +26,7 @@ backend and applies DefinitionSubstitutions). It:
    tracing, architectures and tags (its UpdateFunctionConfiguration ignores them). Checks
    CREATE_COMPLETE and that every state machine is visible to ``DescribeStateMachine`` with
    no ``${...}`` left;
-6. registers the functions' handlers in ``engine.HANDLERS`` (by physical function name) and
+6. registers the functions' handlers in ``handlers`` (by physical function name) and
    puts the functions' resolved environment variables into ``os.environ`` (one process, so
    functions must agree on every variable; ``DeployedStack.restore_environment()`` undoes it).
 
@@ -80,8 +80,6 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.s3.models import s3_backends
 from moto.sns.models import sns_backends
 from moto.sqs.models import sqs_backends
-
-from ingest_tools.localcloud import engine
 
 __all__ = [
     "CAPABILITIES",
@@ -320,7 +318,8 @@ PROPERTY_SUPPORT: dict[str, Support] = {
         applied=frozenset({"Layers", "TracingConfig", "Architectures", "EphemeralStorage", "Tags"}),
         inert=frozenset({"LoggingConfig"}),  # handler logs go to the test process
     ),
-    # created by engine.py's hook (StateMachineType: only STANDARD, checked below)
+    # created by fixes/sfn_cloudformation_state_machine.py (StateMachineType: only STANDARD,
+    # checked below)
     "AWS::StepFunctions::StateMachine": Support(
         moto=frozenset({"StateMachineName", "DefinitionString", "Definition",
                         "DefinitionSubstitutions", "RoleArn", "Tags", "StateMachineType"}),
@@ -977,7 +976,7 @@ def _check_state_machines(sfn: Any, resources: dict[str, str], types: dict[str, 
         except ClientError as exc:
             raise StackDeployError(
                 f"{logical_id}: {arn} is not visible to DescribeStateMachine "
-                f"({exc.response['Error']['Code']}); was engine.install() called before deploy?"
+                f"({exc.response['Error']['Code']}); are the local cloud's patches installed?"
             ) from exc
         leftover = sorted(set(_UNRESOLVED.findall(definition)))
         if leftover:
@@ -1062,9 +1061,12 @@ def _prepare(
 
 
 def _register_handlers(
-    functions: dict[str, str], code_dirs: dict[str, Path], region: str
+    functions: dict[str, str],
+    code_dirs: dict[str, Path],
+    region: str,
+    handlers: dict[str, Callable[[Any, Any], Any]],
 ) -> tuple[dict[str, str], dict[str, str | None]]:
-    """engine.HANDLERS[physical name] = the imported Handler; the functions' environment
+    """handlers[physical name] = the imported Handler; the functions' environment
     into os.environ first (handlers read it at import). Returns (environment, previous)."""
     lambda_client = boto3.client("lambda", region_name=region)
     configs = {
@@ -1082,7 +1084,7 @@ def _register_handlers(
             runtime = str(configs[lid].get("Runtime", ""))
             if not runtime.startswith("python"):
                 raise StackDeployError(f"{lid}: runtime {runtime} cannot run in-process")
-            engine.HANDLERS[name] = _resolve_handler(configs[lid]["Handler"], lid)
+            handlers[name] = _resolve_handler(configs[lid]["Handler"], lid)
     except BaseException:
         DeployedStack("", region, {}, {}, {}, {}, previous).restore_environment()
         raise
@@ -1095,8 +1097,10 @@ def deploy(
     stack_name: str = "ingest-local",
     region: str = "us-east-1",
     parameters: dict[str, str] | None = None,
+    handlers: dict[str, Callable[[Any, Any], Any]] | None = None,
 ) -> DeployedStack:
-    """Deploy ``template`` into the active moto mock (see the module docstring)."""
+    """Deploy ``template`` into the active moto mock (see the module docstring). The
+    functions' handlers are registered in ``handlers`` (a ``Runtime.handlers``)."""
     template = Path(template).resolve()
     parameters = dict(parameters or {})
     # boto3's default session: its loader caches service models (a new Session costs ~0.3 s).
@@ -1114,7 +1118,9 @@ def deploy(
     _check_state_machines(boto3.client("stepfunctions", region_name=region), resources, types)
 
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
-    environment, previous = _register_handlers(functions, code_dirs, region)
+    environment, previous = _register_handlers(
+        functions, code_dirs, region, {} if handlers is None else handlers
+    )
     return DeployedStack(
         stack_name=stack_name,
         region=region,

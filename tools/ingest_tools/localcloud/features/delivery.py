@@ -2,9 +2,7 @@
 
 moto 5.2 matches events to rules but its targets only cover SQS, CloudWatch Logs, archives,
 event buses and API destinations; a Step Functions or Lambda target raises
-NotImplementedError, which moto swallows, so nothing runs and nothing reaches a DLQ. It also
-accepts ``aws.*`` sources in PutEvents, gives every S3 event the same id, sequencer and a
-numeric ``time``, and sends S3 events to every bus. This module replaces those paths:
+NotImplementedError, which moto swallows, so nothing runs and nothing reaches a DLQ. Here:
 
 * ``Rule.send_to_targets`` (events/models.py:140) -> ``deliver_event``: skips DISABLED
   rules, matches the pattern (moto's matcher), then delivers to every target on a worker pool
@@ -13,27 +11,24 @@ numeric ``time``, and sends S3 events to every bus. This module replaces those p
   SQS SendMessage, SNS Publish, PutEvents to a bus; moto's own code for the rest.
 * a failed delivery is mapped to an EventBridge error code (``error_code_for``); retryable
   ones (THROTTLING, TIMEOUT, INTERNAL_ERROR, ...) are retried with exponential backoff and
-  full jitter on the engine's clock until the target's ``RetryPolicy`` is exhausted
+  full jitter on the cloud's clock until the target's ``RetryPolicy`` is exhausted
   (``MaximumRetryAttempts`` / ``MaximumEventAgeInSeconds``; default 185 / 86,400 s); the
   others (NO_PERMISSIONS, NO_RESOURCE, INVALID_JSON, ...) are not retried. Then the *event*
   goes to the target's ``DeadLetterConfig`` queue with the attributes AWS sets: RULE_ARN,
   TARGET_ARN, ERROR_CODE, ERROR_MESSAGE and, after retries, EXHAUSTED_RETRY_CONDITION and
   RETRY_ATTEMPTS. Without a DLQ the event is dropped (recorded as DROPPED).
-* ``EventsBackend.put_events`` (events/models.py:1434): entries with an ``aws.`` source are
-  rejected per entry with NotAuthorizedForSourceException, and entry faults
-  (``engine.FAULTS.fail_put_events_entries``) are applied, before moto handles the rest.
-* ``moto.s3.notifications._send_event_bridge_message``: the S3 event as AWS shapes it
-  (unique id, ISO time, ``etag``, increasing sequencer, ``reason``), default bus only.
 
-Every delivery is recorded in ``DELIVERIES`` (a ``DeliveryLog``): tests and the demo read
-which execution an event started, how many attempts it took and where it ended.
+PutEvents' per-entry checks and the shape of S3's events are fixes of their own
+(fixes/eventbridge_put_events_entries.py, fixes/s3_eventbridge_events.py).
+
+Every delivery is recorded in the runtime's ``DeliveryLog`` (``LocalCloud.deliveries``): tests and
+the demo read which execution an event started, how many attempts it took and where it ended.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
-import itertools
 import json
 import random
 import threading
@@ -42,27 +37,27 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
-from moto.events import models as events_models
-from moto.events.models import EventsBackend, Rule
-from moto.s3 import notifications as s3_notifications
-from moto.s3.responses import S3Response
+from moto.events.models import Rule
 
-from ingest_tools.localcloud import engine
-from ingest_tools.localcloud.transformer import apply_input_transformer
+from ingest_tools.localcloud.features.transformer import apply_input_transformer
+from ingest_tools.localcloud.patching import Kind, Patch, Targets
+
+if TYPE_CHECKING:
+    from ingest_tools.localcloud.runtime import Runtime
 
 __all__ = [
-    "DELIVERIES",
     "NON_RETRYABLE",
+    "PATCHES",
     "Delivery",
     "DeliveryLog",
+    "deliver_event",
     "error_code_for",
-    "install",
-    "uninstall",
+    "iso_time",
 ]
 
 # EventBridge does not retry these: the target is missing, not allowed, or the input is bad.
@@ -217,7 +212,6 @@ class DeliveryLog:
             pool.shutdown(wait=True)
 
 
-DELIVERIES = DeliveryLog()
 _clients: dict[tuple[str, str], Any] = {}
 _clients_lock = threading.Lock()
 _queue_urls: dict[str, str] = {}  # queue ARN -> URL (GetQueueUrl once per queue)
@@ -318,11 +312,11 @@ def _backoff(retry: int) -> float:
     return random.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**retry))  # noqa: S311 - jitter
 
 
-def _deliver(rule: Rule, target: dict[str, Any], delivery: Delivery) -> None:
+def _deliver(rt: Runtime, rule: Rule, target: dict[str, Any], delivery: Delivery) -> None:
     policy = {**DEFAULT_RETRY_POLICY, **(target.get("RetryPolicy") or {})}
     max_retries = int(policy["MaximumRetryAttempts"])
     max_age = float(policy["MaximumEventAgeInSeconds"])
-    age = 0.0  # on the engine clock: virtual unless engine.SLEEP_SCALE > 0
+    age = 0.0  # on the cloud's clock: virtual unless its scale > 0
     code = message = ""
     try:
         delivery.input = _target_input(target, delivery.event)
@@ -331,7 +325,7 @@ def _deliver(rule: Rule, target: dict[str, Any], delivery: Delivery) -> None:
     while not code:
         delivery.attempts += 1
         try:
-            injected = engine.FAULTS.take_delivery(rule.arn, target["Arn"])
+            injected = rt.faults.take_delivery(rule.arn, target["Arn"])
             if injected is not None:
                 raise DeliveryFailed(*injected)
             delivery.result = _invoke_target(rule, target, delivery.input or "")
@@ -351,7 +345,7 @@ def _deliver(rule: Rule, target: dict[str, Any], delivery: Delivery) -> None:
             break
         age += delay
         delivery.retry_delays.append(delay)
-        engine.clock_sleep(delay)
+        rt.clock.sleep(delay)
         code = message = ""
     delivery.error_code, delivery.error_message = code, message
     _dead_letter(rule, target, delivery)
@@ -387,7 +381,7 @@ def _dead_letter(rule: Rule, target: dict[str, Any], delivery: Delivery) -> None
     delivery.dead_letter_message_id = sent["MessageId"]
 
 
-def _iso(value: Any) -> str:
+def iso_time(value: Any) -> str:
     if isinstance(value, dt.datetime):
         moment = value
     elif isinstance(value, (int, float)):
@@ -404,13 +398,13 @@ def _iso(value: Any) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def deliver_event(rule: Rule, event: dict[str, Any], transform_input: bool = True) -> None:
+def deliver_event(rt: Runtime, rule: Rule, event: dict[str, Any]) -> None:
     """Replacement for moto's Rule.send_to_targets: match, then deliver to every target."""
     if rule.state != "ENABLED" or not rule.event_pattern.matches_event(event):
         return
     event = dict(event)
     event.pop("ingestion-time", None)
-    event["time"] = _iso(event.get("time"))
+    event["time"] = iso_time(event.get("time"))
     for target in rule.targets:
         delivery = Delivery(
             event_id=str(event.get("id", "")),
@@ -419,125 +413,41 @@ def deliver_event(rule: Rule, event: dict[str, Any], transform_input: bool = Tru
             target_id=target.get("Id", ""),
             event=event,
         )
-        DELIVERIES.submit(delivery, lambda d, t=target: _deliver(rule, t, d))
+
+        def run(d: Delivery, t: dict[str, Any] = target) -> None:
+            _deliver(rt, rule, t, d)
+
+        rt.deliveries.submit(delivery, run)
 
 
-# ---------------------------------------------------------------- PutEvents per-entry checks
-_orig_put_events = EventsBackend.put_events
-
-
-def _put_events(self: EventsBackend, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if len(events) > 10:
-        return _orig_put_events(self, events)  # moto raises the ValidationException
-    entries: list[dict[str, Any]] = []
-    for entry in events:
-        source = str(entry.get("Source") or "")
-        if source.startswith("aws."):
-            entries.append(
-                {
-                    "ErrorCode": "NotAuthorizedForSourceException",
-                    "ErrorMessage": "Not authorized for the source.",
-                }
-            )
-            continue
-        injected = engine.FAULTS.take_entry()
-        if injected is not None:
-            entries.append(
-                {"ErrorCode": injected, "ErrorMessage": f"Injected entry failure: {injected}"}
-            )
-            continue
-        (result,) = _orig_put_events(self, [entry])
-        entries.append(result)
-    return entries
-
-
-# ---------------------------------------------------------------- S3 -> EventBridge
-_sequencer = itertools.count(0x0062F0F0A0000000)
-_S3_REASONS = {
-    "Put": "PutObject",
-    "Post": "PostObject",
-    "Copy": "CopyObject",
-    "CompleteMultipartUpload": "CompleteMultipartUpload",
-}
-
-
-_tagging_api = threading.local()  # .active: inside a PutObjectTagging request
-
-
-def _put_object_tagging(self: S3Response) -> Any:
-    """moto tags every new object (also on PutObject, CopyObject and multipart completion)
-    through the backend method that sends "Object Tags Added". On AWS only the tagging
-    API sends it, so only that request is marked as sending it."""
-    _tagging_api.active = True
-    try:
-        return _orig_put_object_tagging(self)
-    finally:
-        _tagging_api.active = False
-
-
-def _s3_event_bridge_message(account_id: str, bucket: Any, event_name: str, key: Any) -> None:
-    try:
-        detail_type = s3_notifications._detail_type(event_name)
-    except ValueError:
-        return
-    if detail_type == "Object Tags Added" and not getattr(_tagging_api, "active", False):
-        return  # moto's tagging inside PutObject / CopyObject: no event on AWS
-    action = event_name.rsplit(":", maxsplit=1)[-1]
-    obj: dict[str, Any] = {"key": key.name, "size": key.size, "etag": key.etag.replace('"', "")}
-    if key.version_id and key.version_id != "null":
-        obj["version-id"] = key.version_id
-    obj["sequencer"] = f"{next(_sequencer):016X}"
-    detail: dict[str, Any] = {
-        "version": "0",
-        "bucket": {"name": bucket.name},
-        "object": obj,
-        "request-id": uuid.uuid4().hex[:16].upper(),
-        "requester": account_id,
-        "source-ip-address": "127.0.0.1",
-        "reason": _S3_REASONS.get(action, action),
-    }
-    if detail_type == "Object Deleted":
-        detail["deletion-type"] = (
-            "Delete Marker Created" if action == "DeleteMarkerCreated" else "Permanently Deleted"
-        )
-    event = {
-        "version": "0",
-        "id": str(uuid.uuid4()),
-        "detail-type": detail_type,
-        "source": "aws.s3",
-        "account": account_id,
-        "time": _iso(None),
-        "region": bucket.region_name,
-        "resources": [bucket.arn],
-        "detail": detail,
-    }
-    backend = events_models.events_backends[account_id][bucket.region_name]
-    bus = backend.event_buses.get("default")
-    if bus is None:
-        return
-    for rule in list(bus.rules.values()):
-        deliver_event(rule, event)
-
-
-# ---------------------------------------------------------------- install
+# ---------------------------------------------------------------- patches
 _orig_send_to_targets = Rule.send_to_targets
-_orig_put_object_tagging = S3Response.put_object_tagging
-_orig_s3_message = s3_notifications._send_event_bridge_message
 
 
-def install() -> None:
-    Rule.send_to_targets = deliver_event  # type: ignore[method-assign,assignment]
-    EventsBackend.put_events = _put_events  # type: ignore[method-assign]
-    s3_notifications._send_event_bridge_message = _s3_event_bridge_message
-    S3Response.put_object_tagging = _put_object_tagging  # type: ignore[method-assign]
-
-
-def uninstall() -> None:
-    DELIVERIES.shutdown()
-    Rule.send_to_targets = _orig_send_to_targets  # type: ignore[method-assign]
-    EventsBackend.put_events = _orig_put_events  # type: ignore[method-assign]
-    s3_notifications._send_event_bridge_message = _orig_s3_message
-    S3Response.put_object_tagging = _orig_put_object_tagging  # type: ignore[method-assign]
+def _close() -> None:
     with _clients_lock:
         _clients.clear()
     _queue_urls.clear()
+
+
+def _build_delivery(rt: Runtime) -> Targets:
+    def send_to_targets(rule: Rule, event: dict[str, Any], transform_input: bool = True) -> None:
+        deliver_event(rt, rule, event)
+
+    rt.on_close(_close)
+    return {(Rule, "send_to_targets"): send_to_targets}
+
+
+PATCHES = [
+    Patch(
+        name="eventbridge-target-delivery",
+        kind=Kind.FEATURE,
+        reason="Rules deliver to Step Functions, Lambda, SQS, SNS and buses asynchronously with "
+        "InputTransformer, RetryPolicy and DeadLetterConfig (moto: no Step Functions/Lambda "
+        "targets, no retries, no DLQ).",
+        test="tests/e2e/test_event_graph.py"
+        "::test_throttled_delivery_exhausts_the_retry_policy_then_dead_letters",
+        build=_build_delivery,
+        when="event_delivery",
+    ),
+]

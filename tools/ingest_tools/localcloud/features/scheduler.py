@@ -10,7 +10,7 @@ Scheduler does:
 * templated targets: SQS SendMessage, Lambda Invoke (Event), Step Functions StartExecution
   (execution name = the execution id), SNS Publish, EventBridge PutEvents; anything else
   (universal ``aws-sdk`` targets) raises ``UnsupportedTargetError``;
-* failures retried per the target's ``RetryPolicy`` on the engine clock (throttling and 5xx),
+* failures retried per the target's ``RetryPolicy`` on the cloud's clock (throttling and 5xx),
   not retried for the rest; then the target's ``DeadLetterConfig`` queue receives the
   invocation (body: the input; for Step Functions the StartExecution request, as in seed 004)
   with ERROR_CODE (the service's error code), ERROR_MESSAGE, EXECUTION_ID,
@@ -35,7 +35,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 from moto.scheduler.models import scheduler_backends
 
-from ingest_tools.localcloud import engine
+from ingest_tools.localcloud.features.clock import Clock
 
 __all__ = ["Invocation", "Schedules", "UnsupportedTargetError", "render_input"]
 
@@ -75,8 +75,8 @@ class Invocation:
 
 
 class Schedules:
-    def __init__(self, account_id: str, region: str) -> None:
-        self.account_id, self.region = account_id, region
+    def __init__(self, account_id: str, region: str, clock: Clock) -> None:
+        self.account_id, self.region, self.clock = account_id, region, clock
         self.history: list[Invocation] = []
 
     def _client(self, service: str) -> Any:
@@ -147,7 +147,7 @@ class Schedules:
                 exhausted = "MaximumEventAgeInSeconds"
                 break
             age += delay
-            engine.clock_sleep(delay)
+            self.clock.sleep(delay)
         self._dead_letter(schedule, invocation, body, exhausted)
 
     @staticmethod

@@ -4,18 +4,19 @@ moto 5.2 invokes the mapped function synchronously inside SendMessage
 (sqs/models.py:577, ``Queue.add_message``) with no ReportBatchItemFailures handling. Here,
 instead, a poller (``EventSourceMappings``) receives batches of up to ``BatchSize`` messages
 (with the queue's visibility timeout), builds the SQS event Lambda builds, invokes the
-function (RequestResponse, in-process through the engine) and then:
+function (RequestResponse, in-process) and then:
 
 * no function error: deletes the batch, except - when ``FunctionResponseTypes`` contains
   ``ReportBatchItemFailures`` - the messages listed in ``batchItemFailures``. A response
   that names an unknown id or is malformed fails the whole batch, as on AWS;
 * function error: deletes nothing.
 
-Messages not deleted become visible again. On the engine's virtual clock the visibility
+Messages not deleted become visible again. On the cloud's virtual clock the visibility
 timeout has elapsed at once (visibility reset to 0); in real time they wait it out. moto's
 receive applies the queue's redrive policy (maxReceiveCount -> dead-letter queue).
 
-``install()`` detaches mappings from moto's synchronous path as they are created.
+The ``sqs-event-source-mappings`` patch detaches mappings from moto's synchronous path as
+they are created.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import hashlib
 import json
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
@@ -32,28 +33,41 @@ from moto.awslambda.models import LambdaBackend
 from moto.awslambda.utils import get_backend
 from moto.sqs.models import sqs_backends
 
-from ingest_tools.localcloud import engine
+from ingest_tools.localcloud.features.clock import Clock
+from ingest_tools.localcloud.patching import Kind, Patch, Targets
 
-__all__ = ["EventSourceMappings", "install", "uninstall"]
+if TYPE_CHECKING:
+    from ingest_tools.localcloud.runtime import Runtime
+
+__all__ = ["PATCHES", "EventSourceMappings"]
 
 # One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
 _CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
-_orig_create = LambdaBackend.create_event_source_mapping
 
 
-def _create(self: LambdaBackend, spec: dict[str, Any]) -> Any:
-    esm = _orig_create(self, spec)
-    for queue in sqs_backends[self.account_id][self.region_name].queues.values():
-        queue.lambda_event_source_mappings.pop(esm.function_arn, None)
-    return esm
+def _build(rt: Runtime) -> Targets:
+    create = LambdaBackend.create_event_source_mapping
+
+    def create_detached(self: LambdaBackend, spec: dict[str, Any]) -> Any:
+        esm = create(self, spec)
+        for queue in sqs_backends[self.account_id][self.region_name].queues.values():
+            queue.lambda_event_source_mappings.pop(esm.function_arn, None)
+        return esm
+
+    return {(LambdaBackend, "create_event_source_mapping"): create_detached}
 
 
-def install() -> None:
-    LambdaBackend.create_event_source_mapping = _create  # type: ignore[method-assign]
-
-
-def uninstall() -> None:
-    LambdaBackend.create_event_source_mapping = _orig_create  # type: ignore[method-assign]
+PATCHES = [
+    Patch(
+        name="sqs-event-source-mappings",
+        kind=Kind.FEATURE,
+        reason="SQS event source mappings poll in batches with ReportBatchItemFailures, as Lambda "
+        "does (moto invokes the function synchronously inside SendMessage, no partial batches).",
+        test="tests/e2e/test_reconcile.py"
+        "::test_malformed_run_message_is_dead_lettered_with_its_reason",
+        build=_build,
+    )
+]
 
 
 def _record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
@@ -111,8 +125,8 @@ def failed_ids(response: Any, batch_ids: set[str]) -> set[str] | None:
 class EventSourceMappings:
     """Polls every enabled SQS event source mapping of one account/region."""
 
-    def __init__(self, account_id: str, region: str) -> None:
-        self.account_id, self.region = account_id, region
+    def __init__(self, account_id: str, region: str, clock: Clock) -> None:
+        self.account_id, self.region, self.clock = account_id, region, clock
         self._sqs = boto3.client("sqs", region_name=region, config=_CLIENT_CONFIG)
         self._lambda = boto3.client("lambda", region_name=region, config=_CLIENT_CONFIG)
         self._stop = threading.Event()
@@ -182,7 +196,7 @@ class EventSourceMappings:
         )
         for message_id, message in by_id.items():
             if message_id in failed:
-                if not engine.SLEEP_SCALE:  # virtual clock: the visibility timeout has passed
+                if not self.clock.scale:  # virtual clock: the visibility timeout has passed
                     self._sqs.change_message_visibility(
                         QueueUrl=queue_url,
                         ReceiptHandle=message["ReceiptHandle"],

@@ -1,0 +1,117 @@
+"""The local cloud's patches, by kind: one list, installed as one checked ``PatchSet``.
+
+``fixes/`` (moto answers differently from AWS), ``features/`` (what moto does not do), and
+``speedups/`` (same answers, less CPU). Speedups are on when ``LOCALCLOUD_SPEEDUPS=1`` (set
+by ``make test``, ``make demo`` and the benchmarks) or when a ``LocalCloud`` is made with
+``speedups=True``; without them everything behaves the same, only slower.
+``ingestctl local patches`` prints this inventory.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ingest_tools.localcloud.features import (
+    clock,
+    delivery,
+    event_source_mappings,
+    faults,
+    lambda_runtime,
+    mock_config,
+    sqs_message_move_tasks,
+)
+from ingest_tools.localcloud.fixes import (
+    dynamodb_atomic_items,
+    eventbridge_put_events_entries,
+    events_test_event_pattern,
+    s3_conditional_complete_multipart,
+    s3_eventbridge_events,
+    s3_multipart_one_event,
+    s3_notification_eventbridge,
+    sfn_cloudformation_state_machine,
+    sfn_context_timestamps,
+    sfn_failure_passthrough,
+    sfn_sdk_error_names,
+    sqs_dead_letter_source,
+)
+from ingest_tools.localcloud.patching import Kind, Patch, PatchSet
+from ingest_tools.localcloud.speedups import (
+    dynamodb_update_expressions,
+    execution_ended,
+    request_path,
+    sfn_parsed_definitions,
+    sfn_paths_and_clients,
+    sqs_bookkeeping,
+)
+
+__all__ = ["ALL", "SPEEDUPS_VARIABLE", "WITHOUT_VARIABLE", "patch_set", "speedups_enabled"]
+
+SPEEDUPS_VARIABLE = "LOCALCLOUD_SPEEDUPS"
+# Patch names to leave out, comma-separated: run a patch's test without it to see it fail
+# (scripts/check_patches.py does that for every patch).
+WITHOUT_VARIABLE = "LOCALCLOUD_WITHOUT"
+
+FIXES: list[Patch] = [
+    *dynamodb_atomic_items.PATCHES,
+    *eventbridge_put_events_entries.PATCHES,
+    *events_test_event_pattern.PATCHES,
+    *s3_conditional_complete_multipart.PATCHES,
+    *s3_eventbridge_events.PATCHES,
+    *s3_multipart_one_event.PATCHES,
+    *s3_notification_eventbridge.PATCHES,
+    *sfn_cloudformation_state_machine.PATCHES,
+    *sfn_context_timestamps.PATCHES,
+    *sfn_failure_passthrough.PATCHES,
+    *sfn_sdk_error_names.PATCHES,
+    *sqs_dead_letter_source.PATCHES,
+]
+FEATURES: list[Patch] = [
+    *lambda_runtime.PATCHES,
+    *clock.PATCHES,
+    *faults.PATCHES,
+    *mock_config.PATCHES,
+    *delivery.PATCHES,
+    *event_source_mappings.PATCHES,
+    *sqs_message_move_tasks.PATCHES,
+]
+SPEEDUPS: list[Patch] = [
+    *dynamodb_update_expressions.PATCHES,
+    *execution_ended.PATCHES,
+    *request_path.PATCHES,
+    *sfn_parsed_definitions.PATCHES,
+    *sfn_paths_and_clients.PATCHES,
+    *sqs_bookkeeping.PATCHES,
+]
+ALL: list[Patch] = [*FIXES, *FEATURES, *SPEEDUPS]
+_BY_KIND = {Kind.FIX: FIXES, Kind.FEATURE: FEATURES, Kind.SPEEDUP: SPEEDUPS}
+
+
+def speedups_enabled() -> bool:
+    return os.environ.get(SPEEDUPS_VARIABLE, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def patch_set(
+    *,
+    speedups: bool | None = None,
+    enabled: frozenset[str] = frozenset({"event_delivery"}),
+    without: frozenset[str] | None = None,
+) -> PatchSet:
+    """The patches a cloud installs: every fix and feature (those with ``when`` only when
+    enabled), the speedups when asked for, minus ``without`` (names; to show what a patch
+    does by running its test without it)."""
+    if speedups is None:
+        speedups = speedups_enabled()
+    if without is None:
+        raw = os.environ.get(WITHOUT_VARIABLE, "")
+        without = frozenset(name.strip() for name in raw.split(",") if name.strip())
+    unknown = without - {p.name for p in ALL}
+    if unknown:
+        raise ValueError(f"no such patches: {sorted(unknown)}")
+    chosen = [
+        p
+        for p in ALL
+        if (speedups or p.kind is not Kind.SPEEDUP)
+        and (not p.when or p.when in enabled)
+        and p.name not in without
+    ]
+    return PatchSet(chosen)
