@@ -20,7 +20,7 @@ from typing import Any
 from ingest_pipeline.dal.s3 import s3_client
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
 from ingest_tools.cost import PathCost, measure
-from ingest_tools.localcloud.pipeline import ROOT, Execution, Pipeline, local_pipeline, wait_for
+from ingest_tools.localcloud.pipeline import ROOT, Execution, Pipeline, local_pipeline
 
 GOOD = (ROOT / "events" / "files" / "orders-good.csv").read_bytes()
 BAD = (ROOT / "events" / "files" / "orders-bad-header.csv").read_bytes()
@@ -46,7 +46,8 @@ def scenarios(p: Pipeline) -> dict[str, Callable[[], Execution]]:
         version = p.put(KEY, GOOD)
         execution_input = p.rule_input(p.s3_event(KEY, version))
         owner = p.start(execution_input)
-        wait_for(gate.entered.is_set, what="the owner to start processing")
+        if not gate.entered.wait(10.0):
+            raise TimeoutError("timed out waiting for the owner to start processing")
         _S3_OPS.clear()
         run = p.wait(p.start(execution_input))
         s3_client().meta.events.unregister("before-call.s3", _count_s3)  # not the owner's calls

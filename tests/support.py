@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from ingest_tools.localcloud.pipeline import EVENTS, ROOT, TEMPLATE, load_event, wait_for
+import json
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ingest_tools.localcloud.cloud import ROOT, TEMPLATE
+
+EVENTS = ROOT / "events"
+T = TypeVar("T")
 
 __all__ = ["AWKWARD_KEYS", "EVENTS", "ROOT", "TEMPLATE", "load_event", "sample_file", "wait_for"]
 
@@ -14,6 +22,25 @@ AWKWARD_KEYS = [
     "incoming/orders/percent%20literal.csv",
     "incoming/orders/d\u00e9j\u00e0-\u6771\u4eac.csv",
 ]
+
+
+def load_event(name: str) -> Any:
+    """A sample event from events/ (the same files `sam local invoke -e` uses)."""
+    return json.loads((EVENTS / name).read_text())
+
+
+def wait_for(
+    probe: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.01, what: str = ""
+) -> T:
+    """Poll ``probe`` until it returns something truthy; TimeoutError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what or probe}")
+        time.sleep(interval)
 
 
 def sample_file(name: str) -> bytes:

@@ -62,7 +62,7 @@ def deployed() -> Iterator[Deployed]:
             with mock_aws(config=MOTO_CONFIG):
                 put_public_parameter(LAYER_PARAMETER, LAYER_ARN, region=REGION)
                 started = time.perf_counter()
-                stack = deploy(TEMPLATE, region=REGION, handlers=runtime.handlers)
+                stack = deploy(TEMPLATE, region=REGION, runtime=runtime)
                 seconds = time.perf_counter() - started
                 try:
                     yield Deployed(stack, seconds, runtime)

@@ -165,7 +165,7 @@ class LocalCloud:
             stack_name=self.stack_name,
             region=self.region,
             parameters=self.parameters,
-            handlers=self.runtime.handlers,
+            runtime=self.runtime,
         )
         self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
         self.schedules = Schedules(self.account_id, self.region, self.clock)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -33,31 +32,9 @@ __all__ = [
     "REGION",
     "Execution",
     "Pipeline",
-    "load_event",
     "local_pipeline",
-    "wait_for",
 ]
 EVENTS = ROOT / "events"
-T = TypeVar("T")
-
-
-def load_event(name: str) -> Any:
-    """A sample event from events/ (the same files `sam local invoke -e` uses)."""
-    return json.loads((EVENTS / name).read_text())
-
-
-def wait_for(
-    probe: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.01, what: str = ""
-) -> T:
-    """Poll ``probe`` until it returns something truthy; TimeoutError after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {what or probe}")
-        time.sleep(interval)
 
 
 @dataclass
@@ -115,7 +92,7 @@ class Pipeline:
         return str(self.s3.put_object(Bucket=self.bucket, Key=key, Body=body)["VersionId"])
 
     def s3_event(self, key: str, version_id: str) -> dict[str, Any]:
-        event = load_event("eventbridge/s3-object-created.json")
+        event = json.loads((EVENTS / "eventbridge" / "s3-object-created.json").read_text())
         event["id"] = str(uuid.uuid4())
         event["detail"]["bucket"]["name"] = self.bucket
         event["detail"]["object"].update({"key": key, "version-id": version_id})

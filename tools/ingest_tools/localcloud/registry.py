@@ -13,6 +13,7 @@ import os
 
 from ingest_tools.localcloud.features import (
     clock,
+    cloudformation_deploy,
     delivery,
     event_source_mappings,
     faults,
@@ -36,6 +37,9 @@ from ingest_tools.localcloud.fixes import (
 )
 from ingest_tools.localcloud.patching import Kind, Patch, PatchSet
 from ingest_tools.localcloud.speedups import (
+    cloudformation_deploy as cloudformation_deploy_speedups,
+)
+from ingest_tools.localcloud.speedups import (
     dynamodb_update_expressions,
     execution_ended,
     request_path,
@@ -44,7 +48,14 @@ from ingest_tools.localcloud.speedups import (
     sqs_bookkeeping,
 )
 
-__all__ = ["ALL", "SPEEDUPS_VARIABLE", "WITHOUT_VARIABLE", "patch_set", "speedups_enabled"]
+__all__ = [
+    "ALL",
+    "SPEEDUPS_VARIABLE",
+    "WITHOUT_VARIABLE",
+    "deploy_patch_set",
+    "patch_set",
+    "speedups_enabled",
+]
 
 SPEEDUPS_VARIABLE = "LOCALCLOUD_SPEEDUPS"
 # Patch names to leave out, comma-separated: run a patch's test without it to see it fail
@@ -73,8 +84,10 @@ FEATURES: list[Patch] = [
     *delivery.PATCHES,
     *event_source_mappings.PATCHES,
     *sqs_message_move_tasks.PATCHES,
+    *cloudformation_deploy.PATCHES,
 ]
 SPEEDUPS: list[Patch] = [
+    *cloudformation_deploy_speedups.PATCHES,
     *dynamodb_update_expressions.PATCHES,
     *execution_ended.PATCHES,
     *request_path.PATCHES,
@@ -115,3 +128,12 @@ def patch_set(
         and p.name not in without
     ]
     return PatchSet(chosen)
+
+
+def deploy_patch_set(*, speedups: bool | None = None) -> PatchSet:
+    """The patches the stack deploy installs around ``create_stack`` (``when="deploy"``)."""
+    if speedups is None:
+        speedups = speedups_enabled()
+    return PatchSet(
+        p for p in ALL if p.when == "deploy" and (speedups or p.kind is not Kind.SPEEDUP)
+    )

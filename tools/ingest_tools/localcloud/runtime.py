@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ingest_tools.localcloud.features.clock import Clock
+from ingest_tools.localcloud.features.cloudformation_deploy import DeployReport
 from ingest_tools.localcloud.features.delivery import DeliveryLog
 from ingest_tools.localcloud.features.faults import Faults
 
@@ -41,6 +42,8 @@ class Runtime:
         self.mock_config = mock_config
         #: notified whenever an execution ends (see features/executions.py)
         self.executions_changed = threading.Condition()
+        #: what the deploy-time patches saw while create_stack ran (failures, created)
+        self.deploy_report = DeployReport()
         self._closers: list[Callable[[], None]] = []
 
     def invocation_count(self, function: str) -> int:
