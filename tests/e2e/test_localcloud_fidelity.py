@@ -7,6 +7,8 @@ Each test fails with the corresponding patch removed (checked by uninstalling it
 from __future__ import annotations
 
 import json
+import re
+import threading
 from typing import Any
 
 import boto3
@@ -451,3 +453,49 @@ def test_sdk_s3_errors_are_named_as_aws_names_them(p: Pipeline) -> None:
     run = p.wait(arn)
     assert run.status == "SUCCEEDED"
     assert [e["type"] for e in run.history if e["type"] == "TaskFailed"] == ["TaskFailed"]
+
+
+def test_context_timestamps_are_formatted_as_aws_formats_them(p: Pipeline) -> None:
+    """$$.State.EnteredTime is "2026-01-01T00:00:00.123Z" on AWS (moto: isoformat()). The
+    claim stores it as claimed_at and the reconciler compares it as a string."""
+    version, run = p.ingest("incoming/orders/timestamps.csv", GOOD)
+    assert run.status == "SUCCEEDED", run.cause
+    record = p.record("incoming/orders/timestamps.csv", version)
+    assert record is not None
+    for name in ("claimed_at", "first_seen_at", "completed_at"):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", record[name]), record[name]
+
+
+def test_a_mapped_queue_is_polled_not_invoked_inside_send_message(p: Pipeline) -> None:
+    """Lambda polls an SQS event source and honours ReportBatchItemFailures. moto invokes
+    the function inside SendMessage, on the sender's thread, and deletes every message the
+    function did not fail on as a whole, including those it reported as failed."""
+    queue = p.sqs.create_queue(QueueName="esm-probe")["QueueUrl"]
+    arn = p.sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    function = p.stack.functions["ReconcileFunction"]
+    lam = boto3.client("lambda", region_name=p.cloud.region)
+    mapping = lam.create_event_source_mapping(
+        EventSourceArn=arn,
+        FunctionName=function,
+        BatchSize=10,
+        Enabled=True,
+        FunctionResponseTypes=["ReportBatchItemFailures"],
+    )
+    try:
+        before = len(p.cloud.runtime.invocations)
+        p.sqs.send_message(QueueUrl=queue, MessageBody="not a run message")
+        sender = threading.current_thread().name
+        assert [r for r in p.cloud.runtime.invocations[before:] if r["thread"] == sender] == []
+
+        wait_for(
+            lambda: [r for r in p.cloud.runtime.invocations[before:] if r["function"] == function],
+            what="the poller to invoke the function",
+        )
+        counts = p.sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])["Attributes"]
+        held = int(counts["ApproximateNumberOfMessages"])
+        held += int(counts["ApproximateNumberOfMessagesNotVisible"])
+        assert held == 1  # reported as a batch item failure: it stays in the queue
+    finally:
+        lam.delete_event_source_mapping(UUID=mapping["UUID"])

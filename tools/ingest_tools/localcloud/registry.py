@@ -115,8 +115,7 @@ def patch_set(
     if speedups is None:
         speedups = speedups_enabled()
     if without is None:
-        raw = os.environ.get(WITHOUT_VARIABLE, "")
-        without = frozenset(name.strip() for name in raw.split(",") if name.strip())
+        without = _without_from_environment()
     unknown = without - {p.name for p in ALL}
     if unknown:
         raise ValueError(f"no such patches: {sorted(unknown)}")
@@ -130,10 +129,19 @@ def patch_set(
     return PatchSet(chosen)
 
 
+def _without_from_environment() -> frozenset[str]:
+    raw = os.environ.get(WITHOUT_VARIABLE, "")
+    return frozenset(name.strip() for name in raw.split(",") if name.strip())
+
+
 def deploy_patch_set(*, speedups: bool | None = None) -> PatchSet:
-    """The patches the stack deploy installs around ``create_stack`` (``when="deploy"``)."""
+    """The patches the stack deploy installs around ``create_stack`` (``when="deploy"``),
+    minus those named in ``LOCALCLOUD_WITHOUT``."""
     if speedups is None:
         speedups = speedups_enabled()
+    without = _without_from_environment()
     return PatchSet(
-        p for p in ALL if p.when == "deploy" and (speedups or p.kind is not Kind.SPEEDUP)
+        p
+        for p in ALL
+        if p.when == "deploy" and (speedups or p.kind is not Kind.SPEEDUP) and p.name not in without
     )

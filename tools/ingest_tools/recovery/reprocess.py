@@ -84,8 +84,7 @@ def decide(
             attempt,
             arn,
         )
-    why = execution.redrive_reason if execution and execution.redrive_reason else None
-    detail = why or (
+    detail = (execution.redrive_reason if execution else None) or (
         "more than 14 days ago" if execution and execution.stop_date else "no such execution"
     )
     return Decision(

@@ -445,8 +445,7 @@ PATCHES = [
         reason="Rules deliver to Step Functions, Lambda, SQS, SNS and buses asynchronously with "
         "InputTransformer, RetryPolicy and DeadLetterConfig (moto: no Step Functions/Lambda "
         "targets, no retries, no DLQ).",
-        test="tests/e2e/test_event_graph.py"
-        "::test_throttled_delivery_exhausts_the_retry_policy_then_dead_letters",
+        test="tests/e2e/test_recovery.py::test_concurrent_redrive_moves_everything_in_one_run",
         build=_build_delivery,
         when="event_delivery",
     ),

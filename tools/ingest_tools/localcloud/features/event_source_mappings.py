@@ -63,8 +63,8 @@ PATCHES = [
         kind=Kind.FEATURE,
         reason="SQS event source mappings poll in batches with ReportBatchItemFailures, as Lambda "
         "does (moto invokes the function synchronously inside SendMessage, no partial batches).",
-        test="tests/e2e/test_reconcile.py"
-        "::test_malformed_run_message_is_dead_lettered_with_its_reason",
+        test="tests/e2e/test_localcloud_fidelity.py"
+        "::test_a_mapped_queue_is_polled_not_invoked_inside_send_message",
         build=_build,
     )
 ]

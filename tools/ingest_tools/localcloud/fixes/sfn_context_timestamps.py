@@ -7,7 +7,8 @@ moto (asl/component/state/state.py) sets ``$$.State.EnteredTime`` to
 matters when the value is stored and compared as a string: the workflow stores
 ``claimed_at`` from EnteredTime and the reconciler compares it with ``claimed_at < :cutoff``.
 
-Regression test: the claim record's ``claimed_at`` has AWS's format.
+Regression test: the claim record's ``claimed_at`` has AWS's format
+(tests/e2e/test_localcloud_fidelity.py::test_context_timestamps_are_formatted_as_aws_formats_them).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ PATCHES = [
         kind=Kind.FIX,
         reason="$$.State.EnteredTime / $$.Execution.StartTime in AWS's format "
         "(2026-01-01T00:00:00.123Z), not Python's isoformat(); stored and compared as strings.",
-        test="tests/statemachine/test_paths.py::test_happy_path",
+        test="tests/e2e/test_localcloud_fidelity.py"
+        "::test_context_timestamps_are_formatted_as_aws_formats_them",
         build=_build,
         upstream="not reported yet: moto asl/component/state/state.py uses isoformat()",
     )

@@ -81,7 +81,7 @@ PATCHES = [
         kind=Kind.FIX,
         reason="A task's own failure (a mocked Throw) keeps its Error/Cause through every "
         "service integration, and a missing JSONPath in Parameters is States.Runtime as on AWS.",
-        test="tests/statemachine/test_paths.py::test_malformed_execution_input_fails_clearly",
+        test="tests/statemachine/test_mock_config.py::test_mocked_path_on_moto",
         build=_build,
         upstream="not reported yet: moto state_task_service_*._from_error",
     )
