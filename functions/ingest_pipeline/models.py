@@ -1,10 +1,19 @@
-"""Typed inputs of the Lambdas (parsed with the powertools parser)."""
+"""Typed inputs of the Lambdas (parsed with the powertools parser), and the state record.
+
+The state record (one item per object version in the state table) is defined once, at the
+end of this module: its key format, every attribute name, the status values and the open-state
+index. The state machine writes it (``statemachines/pipeline.asl.yaml``), ``dal.state`` reads
+it and makes the reconciler's writes; ``tests/unit/test_state_record_sync.py`` checks that the
+ASL and template.yaml use exactly these names.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any, TypeVar
 
-from aws_lambda_powertools.utilities.parser import parse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ingest_pipeline.errors import ErrorClass, InvalidEventError
@@ -83,6 +92,10 @@ class FailureRequest(_Model):
 
 def parse_event(event: Any, model: type[M]) -> M:
     """Parse ``event`` or raise InvalidEventError naming every problem."""
+    # Imported here: logic modules import this module for the state record, and stay free of
+    # powertools.
+    from aws_lambda_powertools.utilities.parser import parse
+
     if not isinstance(event, dict):
         raise InvalidEventError(
             f"expected a JSON object for {model.__name__}, got {type(event).__name__}"
@@ -125,3 +138,186 @@ class ReconcileRequest(_Model):
 
     run: ScheduleRun
     task: str = Field(default="reconcile", pattern="^reconcile$")
+
+
+# --- the state record -----------------------------------------------------------------------
+#
+# pk = "s3://<bucket>/<key>", sk = "v#<version id>": a new version of a key is new work, a
+# replay of the same version is not. The formats are written with ``{}`` placeholders so that
+# they read the same here (str.format) and in the ASL (States.Format).
+
+PK_FORMAT = "s3://{}/{}"
+SK_FORMAT = "v#{}"
+SK_PREFIX = SK_FORMAT.format("")
+RUN_PK_FORMAT = "run#{}"  # the reconciler's run ledger: pk run#<schedule ARN>, sk <time>
+OPEN_STATE_INDEX = "OpenStateIndex"
+
+
+def state_pk(bucket: str, key: str) -> str:
+    return PK_FORMAT.format(bucket, key)
+
+
+def state_sk(version_id: str) -> str:
+    return SK_FORMAT.format(version_id)
+
+
+class Attr(StrEnum):
+    """The attributes of an object version's record (written by the state machine unless
+    noted)."""
+
+    PK = "pk"
+    SK = "sk"
+    # identity (ClaimObject)
+    BUCKET_NAME = "bucket_name"
+    OBJECT_KEY = "object_key"
+    VERSION_ID = "version_id"
+    TRIGGER_SOURCE = "trigger_source"
+    FIRST_SEEN_AT = "first_seen_at"
+    # the claim
+    STATUS = "status"  # a Status
+    OPEN_STATE = "open_state"  # an OpenState; absent once SUCCEEDED (sparse index key)
+    ATTEMPT = "attempt"
+    EXECUTION_ARN = "execution_arn"
+    CLAIMED_AT = "claimed_at"
+    UPDATED_AT = "updated_at"
+    LEASE_SECONDS = "lease_seconds"
+    EXPIRES_AT = "expires_at"  # the table's TTL attribute
+    # success (RecordSuccess)
+    COMPLETED_AT = "completed_at"
+    DATASET = "dataset"
+    ROW_COUNT = "row_count"
+    BYTES_IN = "bytes_in"
+    BYTES_OUT = "bytes_out"
+    SHA256 = "sha256"
+    OUTPUT_KEY = "output_key"
+    OUTCOME = "outcome"  # an Outcome
+    SUPERSEDED_BY = "superseded_by"  # the newer version that owns the output (SUPERSEDED)
+    # failure (Record*Failure, RecordRejection)
+    RETRYABLE = "retryable"
+    RETRY_AFTER = "retry_after"
+    ERROR_CLASS = "error_class"
+    ERROR_NAME = "error_name"
+    ERROR_CODE = "error_code"
+    ERROR_CAUSE = "error_cause"
+    FAILED_AT = "failed_at"
+    QUARANTINE_KEY = "quarantine_key"
+    # escalation (written by the reconciler: dal.state.escalate)
+    ESCALATED_AT = "escalated_at"
+    ESCALATION_REASON = "escalation_reason"
+
+
+class RunAttr(StrEnum):
+    """The attributes of a schedule run's item (the reconciler's run ledger)."""
+
+    PK = "pk"
+    SK = "sk"
+    STATUS = "status"  # a Status
+    EXECUTION_ID = "execution_id"
+    CLAIMED_AT = "claimed_at"
+    FIRST_CLAIMED_AT = "first_claimed_at"
+    LEASE_UNTIL = "lease_until"
+    UPDATED_AT = "updated_at"
+    FINISHED_AT = "finished_at"
+    EXPIRES_AT = "expires_at"
+    CLAIMS = "claims"
+    DUPLICATE_DELIVERIES = "duplicate_deliveries"
+    SUMMARY = "summary"
+    RUN_ERROR = "run_error"
+
+
+class Status(StrEnum):
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+class OpenState(StrEnum):
+    """``open_state``: why a record still needs attention (the OpenStateIndex's key)."""
+
+    RUNNING = "RUNNING"
+    RETRYABLE = "RETRYABLE"  # FAILED, retryable: the reconciler retries it
+    FAILED = "FAILED"  # FAILED, not retryable: an operator reprocesses it
+
+
+class Outcome(StrEnum):
+    """``outcome`` of a SUCCEEDED record."""
+
+    PROCESSED = "PROCESSED"
+    SUPERSEDED = "SUPERSEDED"
+
+
+# What the OpenStateIndex projects (template.yaml: NonKeyAttributes): what an OpenRecord reads,
+# and escalated_at for the operator tools.
+OPEN_INDEX_PROJECTION: tuple[Attr, ...] = (
+    Attr.STATUS,
+    Attr.RETRYABLE,
+    Attr.RETRY_AFTER,
+    Attr.ATTEMPT,
+    Attr.CLAIMED_AT,
+    Attr.LEASE_SECONDS,
+    Attr.EXECUTION_ARN,
+    Attr.BUCKET_NAME,
+    Attr.OBJECT_KEY,
+    Attr.VERSION_ID,
+    Attr.ERROR_CLASS,
+    Attr.ERROR_CODE,
+    Attr.ESCALATED_AT,
+)
+
+
+@dataclass(frozen=True)
+class ObjectVersion:
+    bucket: str
+    key: str
+    version_id: str
+
+    @property
+    def pk(self) -> str:
+        return state_pk(self.bucket, self.key)
+
+    @property
+    def sk(self) -> str:
+        return state_sk(self.version_id)
+
+    @property
+    def key_item(self) -> dict[str, dict[str, str]]:
+        """The record's DynamoDB key (attribute-value form)."""
+        return {Attr.PK: {"S": self.pk}, Attr.SK: {"S": self.sk}}
+
+    def as_input(self) -> dict[str, str]:
+        return {"bucket": self.bucket, "key": self.key, "versionId": self.version_id}
+
+
+@dataclass(frozen=True)
+class OpenRecord:
+    """A state record that still needs attention (from the OpenStateIndex)."""
+
+    object: ObjectVersion
+    status: str
+    retryable: bool
+    attempt: int
+    updated_at: str
+    retry_after: datetime | None = None
+    claimed_at: datetime | None = None
+    lease_seconds: int = 3600
+    execution_arn: str | None = None
+    error_class: str | None = None
+    error_code: str | None = None
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO-8601 timestamp as Step Functions or we write it, or None."""
+    if not value or not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def iso_ms(moment: datetime) -> str:
+    """``2026-11-21T09:00:00.123Z``: the format of ``$$.State.EnteredTime``, so that string
+    comparison in a DynamoDB condition orders correctly."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

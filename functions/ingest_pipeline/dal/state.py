@@ -1,7 +1,8 @@
 """The state table: open object records (OpenStateIndex), escalations and the run ledger.
 
-Object records are written by the state machine (``statemachines/pipeline.asl.json``); this
-module reads them and makes the two writes the reconciler owns, both conditional:
+Object records are written by the state machine (``statemachines/pipeline.asl.yaml``); this
+module reads them and makes the two writes the reconciler owns, both conditional. Their key
+and attribute names are defined once, in ``ingest_pipeline.models`` (``Attr``, ``RunAttr``):
 
 * escalation: FAILED-retryable -> FAILED (not retryable), exactly once per attempt count;
 * schedule runs: one item per schedule run, keyed ``run#<schedule ARN>`` / ``<scheduled
@@ -22,9 +23,21 @@ from botocore.exceptions import ClientError
 
 from ingest_pipeline.dal.aws import aws_errors, client, is_error
 from ingest_pipeline.errors import PipelineError
-from ingest_pipeline.logic.reconcile import ObjectVersion, OpenRecord, iso_ms, parse_time
+from ingest_pipeline.models import (
+    OPEN_STATE_INDEX,
+    RUN_PK_FORMAT,
+    SK_PREFIX,
+    Attr,
+    ObjectVersion,
+    OpenRecord,
+    OpenState,
+    RunAttr,
+    Status,
+    iso_ms,
+    parse_time,
+    state_pk,
+)
 
-OPEN_STATE_INDEX = "OpenStateIndex"
 _SER = TypeSerializer()
 _DE = TypeDeserializer()
 
@@ -39,21 +52,22 @@ def _values(values: dict[str, Any]) -> dict[str, Any]:
 
 def open_record(item: dict[str, Any]) -> OpenRecord | None:
     """An OpenRecord from a deserialized item (None for items that are not object records)."""
-    bucket, key, version = item.get("bucket_name"), item.get("object_key"), item.get("version_id")
+    bucket, key = item.get(Attr.BUCKET_NAME), item.get(Attr.OBJECT_KEY)
+    version = item.get(Attr.VERSION_ID)
     if not (bucket and key and version):
         return None
     return OpenRecord(
         object=ObjectVersion(str(bucket), str(key), str(version)),
-        status=str(item.get("status", "")),
-        retryable=bool(item.get("retryable", False)),
-        attempt=int(item.get("attempt", 0)),
-        updated_at=str(item.get("updated_at", "")),
-        retry_after=parse_time(item.get("retry_after")),
-        claimed_at=parse_time(item.get("claimed_at")),
-        lease_seconds=int(item.get("lease_seconds", 3600)),
-        execution_arn=item.get("execution_arn"),
-        error_class=item.get("error_class"),
-        error_code=item.get("error_code"),
+        status=str(item.get(Attr.STATUS, "")),
+        retryable=bool(item.get(Attr.RETRYABLE, False)),
+        attempt=int(item.get(Attr.ATTEMPT, 0)),
+        updated_at=str(item.get(Attr.UPDATED_AT, "")),
+        retry_after=parse_time(item.get(Attr.RETRY_AFTER)),
+        claimed_at=parse_time(item.get(Attr.CLAIMED_AT)),
+        lease_seconds=int(item.get(Attr.LEASE_SECONDS, 3600)),
+        execution_arn=item.get(Attr.EXECUTION_ARN),
+        error_class=item.get(Attr.ERROR_CLASS),
+        error_code=item.get(Attr.ERROR_CODE),
     )
 
 
@@ -64,7 +78,7 @@ def query_open_items(table: str, open_state: str) -> Iterator[dict[str, Any]]:
     kwargs: dict[str, Any] = {
         "TableName": table,
         "IndexName": OPEN_STATE_INDEX,
-        "KeyConditionExpression": "open_state = :s",
+        "KeyConditionExpression": f"{Attr.OPEN_STATE} = :s",
         "ExpressionAttributeValues": {":s": {"S": open_state}},
     }
     while True:
@@ -85,15 +99,16 @@ def query_open(table: str, open_state: str) -> Iterator[OpenRecord]:
 
 def records_for_key(table: str, bucket: str, key: str) -> list[dict[str, Any]]:
     """Every version's record of one object key."""
+    pk = state_pk(bucket, key)
     items: list[dict[str, Any]] = []
     kwargs: dict[str, Any] = {
         "TableName": table,
-        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :v)",
-        "ExpressionAttributeValues": {":pk": {"S": f"s3://{bucket}/{key}"}, ":v": {"S": "v#"}},
+        "KeyConditionExpression": f"{Attr.PK} = :pk AND begins_with({Attr.SK}, :v)",
+        "ExpressionAttributeValues": {":pk": {"S": pk}, ":v": {"S": SK_PREFIX}},
         "ConsistentRead": True,
     }
     while True:
-        with aws_errors(f"query records of s3://{bucket}/{key}"):
+        with aws_errors(f"query records of {pk}"):
             page = client("dynamodb").query(**kwargs)
         items.extend(_item(raw) for raw in page.get("Items", []))
         if "LastEvaluatedKey" not in page:
@@ -110,9 +125,10 @@ def existing_keys(table: str, objects: Iterable[ObjectVersion]) -> set[tuple[str
         request: dict[str, Any] = {
             table: {
                 "Keys": [
-                    {"pk": {"S": pk}, "sk": {"S": sk}} for pk, sk in wanted[start : start + 100]
+                    {Attr.PK: {"S": pk}, Attr.SK: {"S": sk}}
+                    for pk, sk in wanted[start : start + 100]
                 ],
-                "ProjectionExpression": "pk, sk",
+                "ProjectionExpression": f"{Attr.PK}, {Attr.SK}",
                 "ConsistentRead": True,
             }
         }
@@ -120,7 +136,7 @@ def existing_keys(table: str, objects: Iterable[ObjectVersion]) -> set[tuple[str
             with aws_errors("batch get state records"):
                 got = ddb.batch_get_item(RequestItems=request)
             for raw in got.get("Responses", {}).get(table, []):
-                found.add((raw["pk"]["S"], raw["sk"]["S"]))
+                found.add((raw[Attr.PK]["S"], raw[Attr.SK]["S"]))
             request = got.get("UnprocessedKeys") or {}
     return found
 
@@ -132,18 +148,20 @@ def escalate(table: str, record: OpenRecord, now: datetime, reason: str) -> bool
         with aws_errors(f"escalate {record.object.pk}"):
             client("dynamodb").update_item(
                 TableName=table,
-                Key={"pk": {"S": record.object.pk}, "sk": {"S": record.object.sk}},
+                Key=record.object.key_item,
                 ConditionExpression=(
-                    "#status = :failed AND retryable = :true AND attempt = :attempt"
+                    f"#status = :failed AND {Attr.RETRYABLE} = :true AND {Attr.ATTEMPT} = :attempt"
                 ),
                 UpdateExpression=(
-                    "SET retryable = :false, open_state = :failed, escalated_at = :now, "
-                    "escalation_reason = :reason, updated_at = :now REMOVE retry_after"
+                    f"SET {Attr.RETRYABLE} = :false, {Attr.OPEN_STATE} = :open_failed, "
+                    f"{Attr.ESCALATED_AT} = :now, {Attr.ESCALATION_REASON} = :reason, "
+                    f"{Attr.UPDATED_AT} = :now REMOVE {Attr.RETRY_AFTER}"
                 ),
-                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeNames={"#status": Attr.STATUS},
                 ExpressionAttributeValues=_values(
                     {
-                        ":failed": "FAILED",
+                        ":failed": Status.FAILED,
+                        ":open_failed": OpenState.FAILED,
                         ":true": True,
                         ":false": False,
                         ":attempt": record.attempt,
@@ -165,14 +183,14 @@ def undo_escalation(table: str, record: OpenRecord, now: datetime) -> None:
         try:
             client("dynamodb").update_item(
                 TableName=table,
-                Key={"pk": {"S": record.object.pk}, "sk": {"S": record.object.sk}},
-                ConditionExpression="escalated_at = :now",
+                Key=record.object.key_item,
+                ConditionExpression=f"{Attr.ESCALATED_AT} = :now",
                 UpdateExpression=(
-                    "SET retryable = :true, open_state = :retryable "
-                    "REMOVE escalated_at, escalation_reason"
+                    f"SET {Attr.RETRYABLE} = :true, {Attr.OPEN_STATE} = :retryable "
+                    f"REMOVE {Attr.ESCALATED_AT}, {Attr.ESCALATION_REASON}"
                 ),
                 ExpressionAttributeValues=_values(
-                    {":now": iso_ms(now), ":true": True, ":retryable": "RETRYABLE"}
+                    {":now": iso_ms(now), ":true": True, ":retryable": OpenState.RETRYABLE}
                 ),
             )
         except ClientError as exc:
@@ -196,7 +214,10 @@ class RunKey:
 
     @property
     def key(self) -> dict[str, Any]:
-        return {"pk": {"S": f"run#{self.schedule_arn}"}, "sk": {"S": self.scheduled_time}}
+        return {
+            RunAttr.PK: {"S": RUN_PK_FORMAT.format(self.schedule_arn)},
+            RunAttr.SK: {"S": self.scheduled_time},
+        }
 
 
 def claim_run(
@@ -218,20 +239,21 @@ def claim_run(
                 TableName=table,
                 Key=run.key,
                 ConditionExpression=(
-                    "attribute_not_exists(pk) OR #status = :failed "
-                    "OR (#status = :running AND lease_until < :now)"
+                    f"attribute_not_exists({RunAttr.PK}) OR #status = :failed "
+                    f"OR (#status = :running AND {RunAttr.LEASE_UNTIL} < :now)"
                 ),
                 UpdateExpression=(
-                    "SET #status = :running, execution_id = :execution_id, claimed_at = :now, "
-                    "lease_until = :lease_until, updated_at = :now, expires_at = :expires_at, "
-                    "first_claimed_at = if_not_exists(first_claimed_at, :now) "
-                    "ADD claims :one REMOVE run_error"
+                    f"SET #status = :running, {RunAttr.EXECUTION_ID} = :execution_id, "
+                    f"{RunAttr.CLAIMED_AT} = :now, {RunAttr.LEASE_UNTIL} = :lease_until, "
+                    f"{RunAttr.UPDATED_AT} = :now, {RunAttr.EXPIRES_AT} = :expires_at, "
+                    f"{RunAttr.FIRST_CLAIMED_AT} = if_not_exists({RunAttr.FIRST_CLAIMED_AT}, :now) "
+                    f"ADD {RunAttr.CLAIMS} :one REMOVE {RunAttr.RUN_ERROR}"
                 ),
-                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeNames={"#status": RunAttr.STATUS},
                 ExpressionAttributeValues=_values(
                     {
-                        ":failed": "FAILED",
-                        ":running": "RUNNING",
+                        ":failed": Status.FAILED,
+                        ":running": Status.RUNNING,
                         ":execution_id": execution_id,
                         ":now": claimed_at,
                         ":lease_until": iso_ms(now + timedelta(seconds=lease_seconds)),
@@ -247,14 +269,14 @@ def claim_run(
             got = ddb.update_item(
                 TableName=table,
                 Key=run.key,
-                UpdateExpression="ADD duplicate_deliveries :one",
+                UpdateExpression=f"ADD {RunAttr.DUPLICATE_DELIVERIES} :one",
                 ExpressionAttributeValues={":one": {"N": "1"}},
                 ReturnValues="ALL_NEW",
             )
         item = _item(got.get("Attributes", {}))
-        state = RunClaim.DONE if item.get("status") == "SUCCEEDED" else RunClaim.IN_PROGRESS
-        return state, item
-    return RunClaim.CLAIMED, {"claimed_at": claimed_at}
+        done = item.get(RunAttr.STATUS) == Status.SUCCEEDED
+        return (RunClaim.DONE if done else RunClaim.IN_PROGRESS), item
+    return RunClaim.CLAIMED, {RunAttr.CLAIMED_AT: claimed_at}
 
 
 def finish_run(
@@ -264,16 +286,16 @@ def finish_run(
         client("dynamodb").update_item(
             TableName=table,
             Key=run.key,
-            ConditionExpression="#status = :running AND claimed_at = :claimed_at",
+            ConditionExpression=f"#status = :running AND {RunAttr.CLAIMED_AT} = :claimed_at",
             UpdateExpression=(
-                "SET #status = :succeeded, finished_at = :now, updated_at = :now, "
-                "summary = :summary"
+                f"SET #status = :succeeded, {RunAttr.FINISHED_AT} = :now, "
+                f"{RunAttr.UPDATED_AT} = :now, {RunAttr.SUMMARY} = :summary"
             ),
-            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeNames={"#status": RunAttr.STATUS},
             ExpressionAttributeValues=_values(
                 {
-                    ":running": "RUNNING",
-                    ":succeeded": "SUCCEEDED",
+                    ":running": Status.RUNNING,
+                    ":succeeded": Status.SUCCEEDED,
                     ":claimed_at": claimed_at,
                     ":now": iso_ms(now),
                     ":summary": summary,
@@ -289,13 +311,15 @@ def fail_run(table: str, run: RunKey, *, claimed_at: str, now: datetime, error: 
         client("dynamodb").update_item(
             TableName=table,
             Key=run.key,
-            ConditionExpression="#status = :running AND claimed_at = :claimed_at",
-            UpdateExpression="SET #status = :failed, updated_at = :now, run_error = :error",
-            ExpressionAttributeNames={"#status": "status"},
+            ConditionExpression=f"#status = :running AND {RunAttr.CLAIMED_AT} = :claimed_at",
+            UpdateExpression=(
+                f"SET #status = :failed, {RunAttr.UPDATED_AT} = :now, {RunAttr.RUN_ERROR} = :error"
+            ),
+            ExpressionAttributeNames={"#status": RunAttr.STATUS},
             ExpressionAttributeValues=_values(
                 {
-                    ":running": "RUNNING",
-                    ":failed": "FAILED",
+                    ":running": Status.RUNNING,
+                    ":failed": Status.FAILED,
                     ":claimed_at": claimed_at,
                     ":now": iso_ms(now),
                     ":error": error[:1000],

@@ -34,8 +34,16 @@ from ingest_pipeline.dal import s3, state, workflow
 from ingest_pipeline.errors import InvalidEventError
 from ingest_pipeline.logic import reconcile
 from ingest_pipeline.logic.failure import console_url
-from ingest_pipeline.logic.reconcile import ActionKind, ListedObject, ObjectVersion, Plan
-from ingest_pipeline.models import ReconcileRequest, ScheduleRun, parse_event
+from ingest_pipeline.logic.reconcile import ActionKind, ListedObject, Plan
+from ingest_pipeline.models import (
+    ObjectVersion,
+    OpenRecord,
+    OpenState,
+    ReconcileRequest,
+    RunAttr,
+    ScheduleRun,
+    parse_event,
+)
 from ingest_pipeline.observability import logger, metrics, tracer
 
 TRIGGER_SOURCE = "ingest-pipeline.reconcile"
@@ -93,7 +101,7 @@ def run_once(run: ScheduleRun, settings: ReconcileSettings, *, now: datetime) ->
         raise reconcile.RunInProgressError(
             f"schedule run {run.scheduled_time} is being run by another delivery"
         )
-    claimed_at = str((item or {})["claimed_at"])
+    claimed_at = str((item or {})[RunAttr.CLAIMED_AT])
     try:
         summary = execute(run, settings, now=now)
     except Exception as exc:
@@ -107,11 +115,13 @@ def run_once(run: ScheduleRun, settings: ReconcileSettings, *, now: datetime) ->
     return {"outcome": "done", **summary}
 
 
-def plan_run(settings: ReconcileSettings, now: datetime) -> tuple[Plan, dict[ObjectVersion, Any]]:
+def plan_run(
+    settings: ReconcileSettings, now: datetime
+) -> tuple[Plan, dict[ObjectVersion, OpenRecord]]:
     policy = settings.policy
     plan = Plan()
-    open_records = {}
-    for open_state in ("RETRYABLE", "RUNNING"):
+    open_records: dict[ObjectVersion, OpenRecord] = {}
+    for open_state in (OpenState.RETRYABLE, OpenState.RUNNING):
         records = list(state.query_open(settings.table, open_state))
         open_records.update({r.object: r for r in records})
         reconcile.plan_open_records(records, now, policy, plan)
@@ -172,9 +182,7 @@ def execute(run: ScheduleRun, settings: ReconcileSettings, *, now: datetime) -> 
     }
 
 
-def escalate(
-    record: reconcile.OpenRecord, reason: str, settings: ReconcileSettings, now: datetime
-) -> bool:
+def escalate(record: OpenRecord, reason: str, settings: ReconcileSettings, now: datetime) -> bool:
     """Mark the record escalated (once), then tell operations; undo the mark if SNS fails."""
     if not state.escalate(settings.table, record, now, reason):
         return False

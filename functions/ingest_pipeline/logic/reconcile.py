@@ -20,9 +20,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
+
+# The state record's types live in models (the DAL reads records without importing logic);
+# callers that import ObjectVersion, OpenRecord or iso_ms from this module still may.
+from ingest_pipeline.models import ObjectVersion, OpenRecord, Status, iso_ms
 
 # Step Functions execution names: 1-80 characters of [0-9A-Za-z_-].
 _NAME_DIGEST_CHARS = 40
@@ -42,41 +46,6 @@ class ReconcilePolicy:
     missed_grace_seconds: int = 900
     missed_lookback_hours: int = 72
     max_starts_per_run: int = 500  # the rest waits for the next run (counted as deferred)
-
-
-@dataclass(frozen=True)
-class ObjectVersion:
-    bucket: str
-    key: str
-    version_id: str
-
-    @property
-    def pk(self) -> str:
-        return f"s3://{self.bucket}/{self.key}"
-
-    @property
-    def sk(self) -> str:
-        return f"v#{self.version_id}"
-
-    def as_input(self) -> dict[str, str]:
-        return {"bucket": self.bucket, "key": self.key, "versionId": self.version_id}
-
-
-@dataclass(frozen=True)
-class OpenRecord:
-    """A state record that still needs attention (from the OpenStateIndex)."""
-
-    object: ObjectVersion
-    status: str
-    retryable: bool
-    attempt: int
-    updated_at: str
-    retry_after: datetime | None = None
-    claimed_at: datetime | None = None
-    lease_seconds: int = 3600
-    execution_arn: str | None = None
-    error_class: str | None = None
-    error_code: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,24 +75,6 @@ class Plan:
         return sum(1 for a in self.actions if a.kind is kind)
 
 
-def parse_time(value: Any) -> datetime | None:
-    """An ISO-8601 timestamp as Step Functions or we write it, or None."""
-    if not value or not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def iso_ms(moment: datetime) -> str:
-    """``2026-11-21T09:00:00.123Z``: the format of ``$$.State.EnteredTime``, so that string
-    comparison in a DynamoDB condition orders correctly."""
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
 def execution_name(kind: ActionKind, obj: ObjectVersion, attempt: int | None = None) -> str:
     """A deterministic execution name for one action on one object version."""
     digest = hashlib.sha256(f"{obj.bucket}\0{obj.key}\0{obj.version_id}".encode()).hexdigest()
@@ -135,7 +86,7 @@ def plan_open_records(
     records: Iterable[OpenRecord], now: datetime, policy: ReconcilePolicy, plan: Plan
 ) -> None:
     for record in records:
-        if record.status == "FAILED" and record.retryable:
+        if record.status == Status.FAILED and record.retryable:
             if record.attempt >= policy.max_attempts:
                 plan.actions.append(
                     Action(
@@ -161,7 +112,7 @@ def plan_open_records(
                 )
             else:
                 plan.waiting += 1
-        elif record.status == "RUNNING":
+        elif record.status == Status.RUNNING:
             claimed = record.claimed_at
             if claimed is None:
                 continue

@@ -26,11 +26,10 @@ from ingest_pipeline.dal import state, workflow
 from ingest_pipeline.logic.reconcile import (
     Action,
     ActionKind,
-    ObjectVersion,
     execution_input,
     execution_name,
-    iso_ms,
 )
+from ingest_pipeline.models import ObjectVersion, iso_ms
 
 REDRIVE_WINDOW = timedelta(days=14)
 TRIGGER_SOURCE = "ingestctl.reprocess"
