@@ -86,6 +86,7 @@ $(SAM_STAMP): pyproject.toml scripts/bootstrap.py
 lint: bootstrap  ## static checks: python code and the SAM template
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(PY) scripts/build_asl.py --check  # statemachines/pipeline.asl.json is what the YAML source generates
 	$(BIN)/mypy  # functions/ingest_pipeline and tools/ingest_tools (pyproject.toml)
 	$(SAM) validate --lint --template-file $(TEMPLATE)
 	$(BIN)/cfn-lint --append-rules cfn_lint_serverless.rules -- $(TEMPLATE)

@@ -20,7 +20,7 @@ from ingest_pipeline.errors import DataError, InvalidEventError, TransientError
 from ingest_pipeline.logic import identity, keys
 from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.transform import Summary, convert
-from ingest_pipeline.models import ProcessRequest, parse_event
+from ingest_pipeline.models import Outcome, ProcessRequest, parse_event
 from ingest_pipeline.observability import bind_object, logger, metrics, tracer
 
 
@@ -36,7 +36,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         metrics.add_metric(name="ObjectsRejected", unit=MetricUnit.Count, value=1)
         logger.warning("object rejected", error_code=exc.code, line=exc.line, error=exc.message)
         raise
-    if summary["outcome"] == "PROCESSED":
+    if summary["outcome"] == Outcome.PROCESSED:
         metrics.add_metric(name="ObjectsProcessed", unit=MetricUnit.Count, value=1)
         metrics.add_metric(name="RowsProcessed", unit=MetricUnit.Count, value=summary["rows"])
         logger.info("object processed", **summary)
@@ -100,7 +100,7 @@ def process(request: ProcessRequest, settings: Settings) -> dict[str, Any]:
         **summary.to_dict(),
         "sourceKey": obj.key,
         "outputKey": out_key,
-        "outcome": "PROCESSED",
+        "outcome": Outcome.PROCESSED.value,
         "supersededBy": "",
         "expiresAt": _expires_at(settings),
     }
@@ -137,7 +137,7 @@ def _superseded(
         **Summary(dataset=keys.dataset_of(request.object.key)).to_dict(),
         "sourceKey": request.object.key,
         "outputKey": out_key,
-        "outcome": "SUPERSEDED",
+        "outcome": Outcome.SUPERSEDED.value,
         "supersededBy": newer_version,
         "expiresAt": _expires_at(settings),
     }

@@ -14,6 +14,7 @@ from typing import Any
 import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from ingest_pipeline.models import state_pk, state_sk
 from ingest_tools.localcloud.cloud import (
     LOCAL_ENV,
     MOTO_CONFIG,
@@ -193,7 +194,7 @@ class Pipeline:
     def record(self, key: str, version_id: str) -> dict[str, Any] | None:
         item = self.ddb.get_item(
             TableName=self.table,
-            Key={"pk": {"S": f"s3://{self.bucket}/{key}"}, "sk": {"S": f"v#{version_id}"}},
+            Key={"pk": {"S": state_pk(self.bucket, key)}, "sk": {"S": state_sk(version_id)}},
             ConsistentRead=True,
         ).get("Item")
         if item is None:
@@ -278,7 +279,7 @@ class Pipeline:
         names = {f"#a{i}": name for i, name in enumerate(values)}
         self.ddb.update_item(
             TableName=self.table,
-            Key={"pk": {"S": f"s3://{self.bucket}/{key}"}, "sk": {"S": f"v#{version_id}"}},
+            Key={"pk": {"S": state_pk(self.bucket, key)}, "sk": {"S": state_sk(version_id)}},
             UpdateExpression="SET " + ", ".join(f"#a{i} = :v{i}" for i in range(len(values))),
             ExpressionAttributeNames=names,
             ExpressionAttributeValues={
