@@ -321,3 +321,50 @@ def iso_ms(moment: datetime) -> str:
     comparison in a DynamoDB condition orders correctly."""
     moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+# ------------------------------------------------------------------------------------------
+# the version part of an object's identity (the record's sort key is v#<this>)
+# ------------------------------------------------------------------------------------------
+UNVERSIONED = "null"  # S3's version id of objects written while versioning was off
+CONTENT_VERSION_PREFIX = "null."
+
+
+def known_version(version_id: Any) -> str | None:
+    """A version id a trigger carries, or None when it carries none we can key a claim on."""
+    if not isinstance(version_id, str) or not version_id or version_id == UNVERSIONED:
+        return None
+    return version_id
+
+
+def s3_version_id(version_id: str | None) -> str | None:
+    """The VersionId to send to S3 for an identity's version (None: the current object)."""
+    if version_id is None or version_id == UNVERSIONED:
+        return None
+    if version_id.startswith(CONTENT_VERSION_PREFIX):
+        return None
+    return version_id
+
+
+def content_version(etag: str, last_modified: datetime) -> str:
+    """The identity of one write to an unversioned bucket: ``null.<UTC second>.<ETag>``.
+
+    HeadObject, GetObject and ListObjectVersions all report the same ETag and Last-Modified
+    (to the second) for one write, so every path computes the same identity."""
+    if last_modified.tzinfo is None:
+        last_modified = last_modified.replace(tzinfo=UTC)
+    stamp = last_modified.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{CONTENT_VERSION_PREFIX}{stamp}.{etag.strip().strip(chr(34))}"
+
+
+def content_version_etag(version_id: str | None) -> str | None:
+    """The ETag a content version was built from (to read exactly that write: If-Match)."""
+    if version_id is None or not version_id.startswith(CONTENT_VERSION_PREFIX):
+        return None
+    _, _, etag = version_id[len(CONTENT_VERSION_PREFIX) :].partition(".")
+    return etag or None
+
+
+def resolved_version(version_id: str | None, etag: str, last_modified: datetime) -> str:
+    """The identity's version for what S3 answered about the current object."""
+    return known_version(version_id) or content_version(etag, last_modified)

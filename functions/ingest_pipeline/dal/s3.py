@@ -17,6 +17,7 @@ import boto3
 from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ingest_pipeline import models as identity  # the version part of an object's identity
 from ingest_pipeline.dal.aws import BOTO_CONFIG, error_code, error_message, is_error
 from ingest_pipeline.dal.aws import aws_errors as _aws_errors
 from ingest_pipeline.errors import (
@@ -27,7 +28,6 @@ from ingest_pipeline.errors import (
     PipelineError,
     StorageUnavailableError,
 )
-from ingest_pipeline.logic import identity
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

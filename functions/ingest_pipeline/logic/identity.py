@@ -35,14 +35,41 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote_plus
 
 from ingest_pipeline.errors import InvalidEventError
 
-UNVERSIONED = "null"  # S3's version id of objects written while versioning was off
-CONTENT_VERSION_PREFIX = "null."
+# The version part of an object's identity (the state record's sort key) is defined with the
+# record, in models.py; the DAL computes it from what S3 answers without importing logic.
+from ingest_pipeline.models import (
+    CONTENT_VERSION_PREFIX,
+    UNVERSIONED,
+    content_version,
+    content_version_etag,
+    known_version,
+    resolved_version,
+    s3_version_id,
+)
+
+__all__ = [
+    "CONTENT_VERSION_PREFIX",
+    "CREATING_API_CALLS",
+    "MAX_KEY_BYTES",
+    "UNVERSIONED",
+    "ObjectIdentity",
+    "SourceVersion",
+    "content_version",
+    "content_version_etag",
+    "from_trigger",
+    "known_version",
+    "newer",
+    "newer_by_listing",
+    "resolved_version",
+    "s3_version_id",
+    "sequencer_value",
+]
+
 # CloudTrail eventName / S3 notification eventName suffix / EventBridge reason that create
 # an object version.
 CREATING_API_CALLS = frozenset({"PutObject", "PostObject", "CopyObject", "CompleteMultipartUpload"})
@@ -77,46 +104,6 @@ class ObjectIdentity:
         if self.sequencer is not None:
             out["sequencer"] = self.sequencer
         return out
-
-
-def known_version(version_id: Any) -> str | None:
-    """A version id a trigger carries, or None when it carries none we can key a claim on."""
-    if not isinstance(version_id, str) or not version_id or version_id == UNVERSIONED:
-        return None
-    return version_id
-
-
-def s3_version_id(version_id: str | None) -> str | None:
-    """The VersionId to send to S3 for an identity's version (None: the current object)."""
-    if version_id is None or version_id == UNVERSIONED:
-        return None
-    if version_id.startswith(CONTENT_VERSION_PREFIX):
-        return None
-    return version_id
-
-
-def content_version(etag: str, last_modified: datetime) -> str:
-    """The identity of one write to an unversioned bucket: ``null.<UTC second>.<ETag>``.
-
-    HeadObject, GetObject and ListObjectVersions all report the same ETag and Last-Modified
-    (to the second) for one write, so every path computes the same identity."""
-    if last_modified.tzinfo is None:
-        last_modified = last_modified.replace(tzinfo=UTC)
-    stamp = last_modified.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{CONTENT_VERSION_PREFIX}{stamp}.{etag.strip().strip(chr(34))}"
-
-
-def content_version_etag(version_id: str | None) -> str | None:
-    """The ETag a content version was built from (to read exactly that write: If-Match)."""
-    if version_id is None or not version_id.startswith(CONTENT_VERSION_PREFIX):
-        return None
-    _, _, etag = version_id[len(CONTENT_VERSION_PREFIX) :].partition(".")
-    return etag or None
-
-
-def resolved_version(version_id: str | None, etag: str, last_modified: datetime) -> str:
-    """The identity's version for what S3 answered about the current object."""
-    return known_version(version_id) or content_version(etag, last_modified)
 
 
 # ------------------------------------------------------------------------------------------

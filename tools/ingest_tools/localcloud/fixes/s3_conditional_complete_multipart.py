@@ -60,6 +60,7 @@ PATCHES = [
         test="tests/e2e/test_localcloud_fidelity.py"
         "::test_complete_multipart_upload_honours_if_match",
         build=_build,
-        upstream="not reported yet: moto s3/responses.py _key_response_post (If-Match)",
+        upstream="no moto issue found (searched 2026-11-23): moto s3/responses.py "
+        "_key_response_post (If-Match)",
     )
 ]

@@ -120,6 +120,7 @@ PATCHES = [
         test="tests/e2e/test_event_graph.py::test_s3_sends_the_event_types_aws_sends",
         build=_build_s3_events,
         when="event_delivery",
-        upstream="not reported yet: moto s3/notifications.py _send_event_bridge_message",
+        upstream="related to getmoto/moto#7363 (S3 EventBridge events); the shape "
+        "differences are not reported yet",
     ),
 ]

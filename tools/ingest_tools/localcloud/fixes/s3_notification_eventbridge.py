@@ -61,6 +61,7 @@ PATCHES = [
         test="tests/e2e/test_localcloud_fidelity.py"
         "::test_adding_a_queue_notification_keeps_eventbridge_delivery_on",
         build=_build,
-        upstream="not reported yet: moto s3/responses.py get_bucket_notification",
+        upstream="no moto issue found (searched 2026-11-23): moto s3/responses.py "
+        "get_bucket_notification",
     )
 ]

@@ -61,6 +61,7 @@ PATCHES = [
         test="tests/e2e/test_localcloud_fidelity.py"
         "::test_context_timestamps_are_formatted_as_aws_formats_them",
         build=_build,
-        upstream="not reported yet: moto asl/component/state/state.py uses isoformat()",
+        upstream="no moto issue found (searched 2026-11-23): moto "
+        "asl/component/state/state.py uses isoformat()",
     )
 ]

@@ -83,6 +83,6 @@ PATCHES = [
         "service integration, and a missing JSONPath in Parameters is States.Runtime as on AWS.",
         test="tests/statemachine/test_mock_config.py::test_mocked_path_on_moto",
         build=_build,
-        upstream="not reported yet: moto state_task_service_*._from_error",
+        upstream="no moto issue found (searched 2026-11-23): moto state_task_service_*._from_error",
     )
 ]

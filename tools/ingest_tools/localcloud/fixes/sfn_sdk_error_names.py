@@ -40,6 +40,7 @@ PATCHES = [
         test="tests/e2e/test_localcloud_fidelity.py"
         "::test_sdk_s3_errors_are_named_as_aws_names_them",
         build=_build,
-        upstream="not reported yet: moto state_task_service_aws_sdk._SERVICE_ERROR_NAMES",
+        upstream="no moto issue found (searched 2026-11-23): moto "
+        "state_task_service_aws_sdk._SERVICE_ERROR_NAMES",
     )
 ]

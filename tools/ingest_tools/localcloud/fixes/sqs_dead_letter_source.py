@@ -89,6 +89,7 @@ PATCHES = [
         test="tests/e2e/test_localcloud_fidelity.py"
         "::test_queue_dead_letters_are_moved_back_to_their_source_queue",
         build=_build,
-        upstream="not reported yet: moto sqs/models.py (DeadLetterQueueSourceArn)",
+        upstream="no moto issue found (searched 2026-11-23): moto sqs/models.py "
+        "(DeadLetterQueueSourceArn)",
     ),
 ]
