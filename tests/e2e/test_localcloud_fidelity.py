@@ -499,3 +499,27 @@ def test_a_mapped_queue_is_polled_not_invoked_inside_send_message(p: Pipeline) -
         assert held == 1  # reported as a batch item failure: it stays in the queue
     finally:
         lam.delete_event_source_mapping(UUID=mapping["UUID"])
+
+
+def test_an_alarm_pages_operations_when_it_fires_and_when_it_clears(p: Pipeline) -> None:
+    """An alarm's state change reaches its SNS actions with CloudWatch's notification; the
+    deployed alarms page the operations topic with what to run."""
+    name = p.stack.resources["DeadLetterAlarm"]
+    cloudwatch = boto3.client("cloudwatch", region_name=p.cloud.region)
+    cloudwatch.set_alarm_state(
+        AlarmName=name,
+        StateValue="ALARM",
+        StateReason="Threshold Crossed: 1 datapoint [3.0] was greater than the threshold (0.0).",
+    )
+    cloudwatch.set_alarm_state(AlarmName=name, StateValue="OK", StateReason="Back to normal.")
+    cloudwatch.set_alarm_state(AlarmName=name, StateValue="OK", StateReason="Still normal.")
+
+    notes = p.notifications("OperationsTopicArn")
+    states = [(n["message"]["OldStateValue"], n["message"]["NewStateValue"]) for n in notes]
+    assert states[1:] == [("ALARM", "OK")]  # no second OK: only state changes notify
+    assert states[0][1] == "ALARM"
+    fired = notes[0]
+    assert fired["subject"].startswith(f'ALARM: "{name}" in ')
+    assert fired["message"]["AlarmName"] == name
+    assert "ingestctl redrive EventDeliveryDLQ" in fired["message"]["AlarmDescription"]
+    assert fired["message"]["Trigger"]["MetricName"] == "ApproximateNumberOfMessagesVisible"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from ingest_tools.localcloud.features import (
+    alarm_actions,
     clock,
     cloudformation_deploy,
     delivery,
@@ -85,6 +86,7 @@ FEATURES: list[Patch] = [
     *event_source_mappings.PATCHES,
     *sqs_message_move_tasks.PATCHES,
     *cloudformation_deploy.PATCHES,
+    *alarm_actions.PATCHES,
 ]
 SPEEDUPS: list[Patch] = [
     *cloudformation_deploy_speedups.PATCHES,
