@@ -131,10 +131,6 @@ class PatchSet:
     def __iter__(self) -> Iterator[Patch]:
         return iter(self.patches)
 
-    @property
-    def installed(self) -> bool:
-        return bool(self._originals)
-
     def targets(self, runtime: Runtime) -> tuple[Targets, list[str]]:
         """Every replacement these patches make for ``runtime``, and the problems found."""
         version = moto_version()

@@ -98,7 +98,6 @@ SPEEDUPS: list[Patch] = [
     *sqs_bookkeeping.PATCHES,
 ]
 ALL: list[Patch] = [*FIXES, *FEATURES, *SPEEDUPS]
-_BY_KIND = {Kind.FIX: FIXES, Kind.FEATURE: FEATURES, Kind.SPEEDUP: SPEEDUPS}
 
 
 def speedups_enabled() -> bool:
