@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus, unquote_plus
 
+import boto3
 import pytest
 
 from ingest_pipeline.logic import keys
@@ -394,3 +396,43 @@ def test_documented_no_permissions_dead_letter_is_processed_once_forced(p: Pipel
     record = p.record(key, event["detail"]["object"]["version-id"])
     assert record is not None and record["status"] == "SUCCEEDED"
     assert depth(p) == 0
+
+
+def _shape(value: Any) -> Any:
+    """The keys and value types of a JSON value (numbers as one type), for comparing shapes."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    if isinstance(value, bool) or value is None:
+        return type(value).__name__
+    return "number" if isinstance(value, (int, float)) else type(value).__name__
+
+
+def test_an_alarm_notification_has_the_published_shape(p: Pipeline) -> None:
+    """What a deployed alarm publishes to the operations topic carries every field, with the
+    same types and formats, of the notification AWS's Go runtime library ships as test data."""
+    published = json.loads(
+        sample("aws-lambda-go-cloudwatch-alarm-sns-payload-single-metric.json")["Records"][0][
+            "Sns"
+        ]["Message"]
+    )
+    name = p.stack.resources["DeadLetterAlarm"]
+    boto3.client("cloudwatch", region_name=p.cloud.region).set_alarm_state(
+        AlarmName=name, StateValue="ALARM", StateReason=published["NewStateReason"]
+    )
+    (note,) = p.notifications("OperationsTopicArn")
+    ours = note["message"]
+
+    expected, got = _shape(published), _shape(ours)
+    assert {k: got.get(k) for k in expected if k != "Trigger"} == {
+        k: v for k, v in expected.items() if k != "Trigger"
+    }
+    trigger = {k: got["Trigger"].get(k) for k in expected["Trigger"] if k != "Unit"}
+    assert trigger == {k: v for k, v in expected["Trigger"].items() if k != "Unit"}
+    assert ours["Trigger"]["Unit"] in (None, published["Trigger"]["Unit"])  # null when unset
+    date = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+0000"
+    assert re.fullmatch(date, published["StateChangeTime"])
+    assert re.fullmatch(date, ours["StateChangeTime"])
+    assert ours["Trigger"]["TreatMissingData"].split(":")[0] == "- TreatMissingData"
+    assert ours["AlarmArn"].split(":")[:3] == published["AlarmArn"].split(":")[:3]

@@ -41,7 +41,8 @@ def _timestamp(value: Any) -> str:
 def alarm_notification(alarm: Any, old_state: str) -> tuple[str, dict[str, Any]]:
     """(subject, message) of the SNS notification CloudWatch sends for ``alarm``'s new state."""
     region = _REGIONS.get(alarm.region_name, alarm.region_name)
-    dimensions = [{"name": d.name, "value": d.value} for d in alarm.dimensions or []]
+    dimensions = [{"value": d.value, "name": d.name} for d in alarm.dimensions or []]
+    missing = alarm.treat_missing_data or "missing"
     message = {
         "AlarmName": alarm.name,
         "AlarmDescription": alarm.description,
@@ -67,7 +68,9 @@ def alarm_notification(alarm: Any, old_state: str) -> tuple[str, dict[str, Any]]
             "EvaluationPeriods": alarm.evaluation_periods,
             "ComparisonOperator": alarm.comparison_operator,
             "Threshold": alarm.threshold,
-            "TreatMissingData": alarm.treat_missing_data,
+            # As published (aws/aws-lambda-go events/testdata/cloudwatch-alarm-sns-payload-*.json)
+            "TreatMissingData": f"- TreatMissingData:                    {missing}",
+            "EvaluateLowSampleCountPercentile": alarm.evaluate_low_sample_count_percentile or "",
         },
     }
     return f'{alarm.state_value}: "{alarm.name}" in {region}'[:100], message
