@@ -125,11 +125,14 @@ def test_stuck_running_claim_is_recovered_after_its_lease(p: Pipeline) -> None:
     assert p.record(key, version)["status"] == "RUNNING"  # type: ignore[index]
 
     p.set_record(key, version, claimed_at=LONG_AGO)
-    p.reconcile()
+    recovered = p.reconcile()
 
     record = p.record(key, version)
     assert record is not None
     assert (record["status"], record["attempt"]) == ("SUCCEEDED", 2)
+    # How long it had been past its lease: what the ExpiredClaimsAlarm watches.
+    summary = p.run_record(recovered)["summary"]  # type: ignore[index]
+    assert summary["recovered"] == 1 and summary["expiredClaimAgeSeconds"] > 3600
     assert record["execution_arn"] != stuck.exec_arn
     first, second = p.executions_for(key)
     assert first.exec_arn == stuck.exec_arn

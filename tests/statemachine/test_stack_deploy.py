@@ -256,8 +256,9 @@ def test_functions_configuration(deployed: Deployed) -> None:
         assert config["Architectures"] == ["arm64"], logical_id
         assert config["TracingConfig"] == {"Mode": "Active"}, logical_id
         assert [layer["Arn"] for layer in config["Layers"]] == [LAYER_ARN], logical_id
+        # The stack name: metrics' `service` dimension, one per deployed stack.
         assert config["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == (
-            "s3-ingest-pipeline"
+            deployed.stack.stack_name
         )
     timeouts = {
         lid: lam.get_function_configuration(FunctionName=name)["Timeout"]

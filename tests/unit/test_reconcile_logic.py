@@ -69,6 +69,15 @@ def test_running_claim_is_recovered_only_after_its_lease() -> None:
     assert plan.leased == 1 and action.kind is ActionKind.RECOVER
     # The new execution may take over claims older than one lease before now.
     assert action.stale_before == iso_ms(NOW - timedelta(seconds=3600))
+    # What the stuck-claim alarm watches: how long the claim has been past its lease.
+    assert plan.expired_claim_age_seconds == 1
+
+    plan = Plan()
+    plan_open_records([running(3601), running(3600 + 7200), running(60)], NOW, POLICY, plan)
+    assert plan.expired_claim_age_seconds == 7200
+    plan = Plan()
+    plan_open_records([running(60)], NOW, POLICY, plan)
+    assert plan.expired_claim_age_seconds == 0
 
 
 def test_missed_objects_inside_the_window_without_a_record() -> None:

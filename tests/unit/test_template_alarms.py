@@ -8,6 +8,8 @@ publish to a topic may also use that topic's key, without which its Publish fail
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,3 +104,52 @@ def test_every_publisher_may_use_the_topic_key(resources: dict[str, Any]) -> Non
             }
             assert {"kms:GenerateDataKey*", "kms:Decrypt"} <= usable, f"{role_name} -> {topic}"
     assert publishers >= 3  # the state machine (both topics) and the reconciler
+
+
+def _dashboard(resources: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """The dashboard body with ${...} references replaced by their names, and those names."""
+    (board,) = _of_type(resources, "AWS::CloudWatch::Dashboard").values()
+    text = board["DashboardBody"]["Fn::Sub"]
+    references = set(re.findall(r"\$\{([^}]+)\}", text))
+    return json.loads(re.sub(r"\$\{([^}]+)\}", r"\1", text)), references
+
+
+def test_every_alarm_is_on_the_dashboard(resources: dict[str, Any]) -> None:
+    _, references = _dashboard(resources)
+    alarms = set(_of_type(resources, "AWS::CloudWatch::Alarm"))
+    assert {ref.removesuffix(".Arn") for ref in references if ref.endswith(".Arn")} == alarms
+
+
+def test_the_cost_per_object_uses_each_functions_memory(resources: dict[str, Any]) -> None:
+    """The dashboard's cost expression weighs each function's Duration by its MemorySize."""
+    body, _ = _dashboard(resources)
+    (cost_widget,) = [
+        w for w in body["widgets"] if "cost per object" in w["properties"].get("title", "")
+    ]
+    rows = cost_widget["properties"]["metrics"]
+    expression = next(r[0]["expression"] for r in rows if r[0].get("id") == "cost")
+    durations = {
+        row[-1]["id"]: row[3] for row in rows if isinstance(row[0], str) and row[1] == "Duration"
+    }
+    weights = dict(re.findall(r"FILL\((d\w), 0\) \* (\d+)", expression))
+    assert set(weights) == set(durations)
+    functions = _of_type(resources, "AWS::Lambda::Function")
+    for metric_id, function in durations.items():
+        assert int(weights[metric_id]) == functions[function]["MemorySize"], function
+    assert "0.000025" in expression and "0.0000133334" in expression  # tools/.../cost.py
+
+
+def test_scheduler_alarms_watch_the_reconcile_schedules_own_group(
+    resources: dict[str, Any],
+) -> None:
+    (schedule,) = _of_type(resources, "AWS::Scheduler::Schedule").values()
+    group = schedule["GroupName"]
+    assert group == {"Ref": "ReconcileScheduleGroup"}  # not the account's default group
+    watched = {
+        alarm["MetricName"]: alarm["Dimensions"]
+        for alarm in _of_type(resources, "AWS::CloudWatch::Alarm").values()
+        if alarm["Namespace"] == "AWS/Scheduler"
+    }
+    assert set(watched) == {"TargetErrorCount", "InvocationDroppedCount"}
+    for dimensions in watched.values():
+        assert dimensions == [{"Name": "ScheduleGroup", "Value": group}]

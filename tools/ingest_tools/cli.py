@@ -7,10 +7,11 @@ ingestctl inspect QUEUE [--json]
 ingestctl redrive QUEUE [--dry-run] [--force] [--error-code C] [--rule R] [--older-than 1h]
                         [--newer-than 7d] [--max N] [--rate R] [--concurrency N] [--json]
 ingestctl reprocess (--key K | --prefix P | --error-class C) [--version V] [--dry-run] [--json]
+ingestctl doctor [--since 24h] [--strict] [--json]
 
-The recovery commands find the stack's resources from --stack NAME (CloudFormation outputs)
-or --outputs FILE (what `ingestctl local up --outputs` writes); --endpoint-url points every
-client at another endpoint (the local cloud: http://127.0.0.1:4566).
+The recovery commands and doctor find the stack's resources from --stack NAME (CloudFormation
+outputs) or --outputs FILE (what `ingestctl local up --outputs` writes); --endpoint-url points
+every client at another endpoint (the local cloud: http://127.0.0.1:4566).
 """
 
 from __future__ import annotations
@@ -288,6 +289,44 @@ def _reprocess(args: argparse.Namespace) -> int:
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    """Exit 0 when no check FAILs (with --strict: nor WARNs), 1 otherwise, 2 when the stack
+    cannot be read (no --stack/--outputs, an unreadable outputs file, no such stack)."""
+    from datetime import UTC, datetime
+
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from ingest_tools.doctor import Clients, Context, run
+
+    if not (args.stack or args.outputs):
+        print("ingestctl doctor: --stack NAME or --outputs FILE is required", file=sys.stderr)
+        return 2
+    try:
+        session = _aws(args)
+        outputs = _stack_outputs(args, session)
+        stack = args.stack or json.loads(Path(args.outputs).read_text()).get("stack")
+    except (OSError, ValueError, ClientError, BotoCoreError) as exc:
+        print(f"ingestctl doctor: cannot read the stack: {exc}", file=sys.stderr)
+        return 2
+    connection = [f"--stack {args.stack}" if args.stack else f"--outputs {args.outputs}"]
+    connection += [f"--endpoint-url {args.endpoint_url}"] if args.endpoint_url else []
+    connection += [f"--region {args.region}"] if args.region else []
+    context = Context(
+        clients=Clients.create(lambda service: _client(session, service)),
+        outputs=outputs,
+        stack=stack,
+        now=datetime.now(UTC),
+        since=args.since,
+        connection=" ".join(connection),
+    )
+    report = run(context)
+    if args.json:
+        print(json.dumps(report.to_dict(strict=args.strict), indent=2, default=str))
+    else:
+        print(report.render(strict=args.strict))
+    return report.exit_code(strict=args.strict)
+
+
 def _aws_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--stack", help="CloudFormation stack whose outputs name the resources")
@@ -382,6 +421,25 @@ def _recovery_commands(commands: Any) -> None:
     again.add_argument("--state-machine-arn")
     _aws_arguments(again)
     again.set_defaults(func=_reprocess)
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="check a deployed stack: one PASS / WARN / FAIL line per check, with what to do",
+        description="Checks the stack's event path (bucket notifications, rule, targets, DLQ "
+        "policy), workflow, dead letters, stale claims and due retries, reconcile schedule "
+        "and alarms. Exit 0 when nothing FAILs (--strict: nothing WARNs either), 1 otherwise, "
+        "2 when the stack cannot be read.",
+    )
+    doctor.add_argument(
+        "--since",
+        type=duration,
+        default=timedelta(hours=24),
+        help="window of the execution failure rate (24h)",
+    )
+    doctor.add_argument("--strict", action="store_true", help="exit 1 on WARN as well")
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    _aws_arguments(doctor)
+    doctor.set_defaults(func=_doctor)
 
 
 def main(argv: list[str] | None = None) -> int:

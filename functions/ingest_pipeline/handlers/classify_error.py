@@ -33,7 +33,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         "failure classified",
         error=report["error"],
         error_class=report["errorClass"],
-        code=report["code"],
+        error_code=report["code"],
         cause=report["cause"],
     )
     return report

@@ -33,7 +33,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger.warning(
         "object quarantined",
         quarantine_key=report["quarantineKey"],
-        code=report["code"],
+        error=report["error"],
+        error_class=report["errorClass"],
+        error_code=report["code"],
         cause=report["cause"],
     )
     return report

@@ -111,6 +111,12 @@ def run_once(run: ScheduleRun, settings: ReconcileSettings, *, now: datetime) ->
     state.finish_run(settings.table, key, claimed_at=claimed_at, now=now, summary=summary)
     for name, metric in _METRICS.items():
         metrics.add_metric(name=metric, unit=MetricUnit.Count, value=summary[name])
+    # Every run reports it (0: no claim past its lease), so the alarm on it sees each run.
+    metrics.add_metric(
+        name="ExpiredClaimAgeSeconds",
+        unit=MetricUnit.Seconds,
+        value=summary["expiredClaimAgeSeconds"],
+    )
     logger.info("reconcile run", outcome="done", **summary)
     return {"outcome": "done", **summary}
 
@@ -179,6 +185,7 @@ def execute(run: ScheduleRun, settings: ReconcileSettings, *, now: datetime) -> 
         "waitingBackoff": plan.waiting,
         "runningLeased": plan.leased,
         "deferred": plan.deferred,
+        "expiredClaimAgeSeconds": round(plan.expired_claim_age_seconds),
     }
 
 

@@ -70,6 +70,9 @@ class Plan:
     waiting: int = 0  # FAILED-retryable, backoff not elapsed yet
     leased: int = 0  # RUNNING within their lease
     deferred: int = 0  # over max_starts_per_run: next run
+    # How long the longest-expired RUNNING claim has been past its lease: recovered claims
+    # take a new lease, so this grows only while recovery does not happen (alarmed).
+    expired_claim_age_seconds: float = 0.0
 
     def count(self, kind: ActionKind) -> int:
         return sum(1 for a in self.actions if a.kind is kind)
@@ -118,6 +121,9 @@ def plan_open_records(
                 continue
             expires = claimed + timedelta(seconds=record.lease_seconds)
             if expires < now:
+                plan.expired_claim_age_seconds = max(
+                    plan.expired_claim_age_seconds, (now - expires).total_seconds()
+                )
                 plan.actions.append(
                     Action(
                         ActionKind.RECOVER,

@@ -67,7 +67,7 @@ LOCAL_ENV = {
     "AWS_REGION": REGION,
     "POWERTOOLS_TRACE_DISABLED": "1",
     "POWERTOOLS_METRICS_NAMESPACE": "S3IngestPipelineLocal",
-    "POWERTOOLS_SERVICE_NAME": "s3-ingest-pipeline",
+    "POWERTOOLS_SERVICE_NAME": "ingest-local",  # the template's value: the stack name
 }
 # The public Powertools layer the template resolves through SSM (seeded into moto).
 POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/arm64/python3.13/3.37.0"

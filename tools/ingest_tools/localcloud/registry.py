@@ -19,6 +19,7 @@ from ingest_tools.localcloud.features import (
     event_source_mappings,
     faults,
     lambda_runtime,
+    logs_query_definitions,
     mock_config,
     sqs_message_move_tasks,
 )
@@ -87,6 +88,7 @@ FEATURES: list[Patch] = [
     *sqs_message_move_tasks.PATCHES,
     *cloudformation_deploy.PATCHES,
     *alarm_actions.PATCHES,
+    *logs_query_definitions.PATCHES,
 ]
 SPEEDUPS: list[Patch] = [
     *cloudformation_deploy_speedups.PATCHES,

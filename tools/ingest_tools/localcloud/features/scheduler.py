@@ -92,13 +92,18 @@ class Schedules:
         self,
         name: str,
         *,
-        group: str = "default",
+        group: str | None = None,
         scheduled_time: dt.datetime | None = None,
         execution_id: str | None = None,
         deliveries: int = 1,
     ) -> list[Invocation]:
-        """Run one invocation of schedule ``name`` (``deliveries`` times, same run)."""
-        schedule = scheduler_backends[self.account_id][self.region].get_schedule(group, name)
+        """Run one invocation of schedule ``name`` (``deliveries`` times, same run), in
+        ``group`` or, by default, the one group that has a schedule of that name."""
+        backend = scheduler_backends[self.account_id][self.region]
+        if group is None:
+            groups = [g.name for g in backend.schedule_groups.values() if name in g.schedules]
+            group = groups[0] if len(groups) == 1 else "default"
+        schedule = backend.get_schedule(group, name)
         moment = (scheduled_time or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
         when = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
         run_id = execution_id or uuid.uuid4().hex[:16]

@@ -1,5 +1,6 @@
 """Shims for resource types moto's CloudFormation does not create (BucketPolicy, QueuePolicy,
-Subscription, Alarm, Schedule), and public layer versions moto has never seen."""
+Subscription, Alarm, QueryDefinition, ScheduleGroup, Schedule), and public layer versions moto
+has never seen."""
 
 from __future__ import annotations
 
@@ -221,6 +222,71 @@ class _Alarm(_Shim):
         cloudwatch_backends[account_id][region_name].delete_alarms([self.physical_resource_id])
 
 
+class _QueryDefinition(_Shim):
+    """AWS::Logs::QueryDefinition -> CloudWatch Logs saved queries (Ref: its id), kept by the
+    local cloud's query-definitions feature (features/logs_query_definitions.py)."""
+
+    TYPE = "AWS::Logs::QueryDefinition"
+    PROPERTIES = frozenset({"Name", "QueryString", "LogGroupNames", "QueryLanguage"})
+    ATTRIBUTES = frozenset({"QueryDefinitionId"})
+
+    @property
+    def querydefinitionid(self) -> str:
+        return self.physical_resource_id
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.logs.models import logs_backends
+
+        from ingest_tools.localcloud.features.logs_query_definitions import (
+            put_query_definition,
+        )
+
+        definition_id = put_query_definition(
+            logs_backends[account_id][region],
+            props["Name"],
+            props["QueryString"],
+            props.get("LogGroupNames"),
+            query_language=props.get("QueryLanguage", "CWLI"),
+        )
+        return cls(definition_id, account_id, region)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.logs.models import logs_backends
+
+        from ingest_tools.localcloud.features.logs_query_definitions import (
+            delete_query_definition,
+        )
+
+        delete_query_definition(logs_backends[account_id][region_name], self.physical_resource_id)
+
+
+class _ScheduleGroup(_Shim):
+    """AWS::Scheduler::ScheduleGroup -> moto's Scheduler backend (Ref: the group's name)."""
+
+    TYPE = "AWS::Scheduler::ScheduleGroup"
+    PROPERTIES = frozenset({"Name", "Tags"})
+    ATTRIBUTES = frozenset({"Arn"})
+
+    def __init__(self, name: str, account_id: str, region: str, arn: str) -> None:
+        super().__init__(name, account_id, region)
+        self.arn = arn
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.scheduler.models import scheduler_backends
+
+        group = scheduler_backends[account_id][region].create_schedule_group(
+            name=props.get("Name", name)[:64], tags=props.get("Tags", [])
+        )
+        return cls(group.name, account_id, region, group.arn)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.scheduler.models import scheduler_backends
+
+        scheduler_backends[account_id][region_name].delete_schedule_group(self.physical_resource_id)
+
+
 class _Schedule(_Shim):
     """AWS::Scheduler::Schedule -> moto's Scheduler backend (fired by scheduler.Schedules)."""
 
@@ -239,16 +305,19 @@ class _Schedule(_Shim):
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
         from moto.scheduler.models import scheduler_backends
 
+        # Absent optional properties stay None, as moto's own CreateSchedule passes them:
+        # GetSchedule leaves None out, while "" for StartDate/EndDate is an unparseable
+        # timestamp to every SDK.
         schedule = scheduler_backends[account_id][region].create_schedule(
-            description=props.get("Description", ""),
-            end_date=props.get("EndDate", ""),
+            description=props.get("Description"),
+            end_date=props.get("EndDate"),
             flexible_time_window=props["FlexibleTimeWindow"],
             group_name=props.get("GroupName", "default"),
-            kms_key_arn=props.get("KmsKeyArn", ""),
+            kms_key_arn=props.get("KmsKeyArn"),
             name=props.get("Name", name),
             schedule_expression=props["ScheduleExpression"],
             schedule_expression_timezone=props.get("ScheduleExpressionTimezone", "UTC"),
-            start_date=props.get("StartDate", ""),
+            start_date=props.get("StartDate"),
             state=props.get("State", "ENABLED"),
             target=copy.deepcopy(props["Target"]),
             action_after_completion=None,
@@ -264,7 +333,16 @@ class _Schedule(_Shim):
 
 
 SHIMS: dict[str, type[_Shim]] = {
-    shim.TYPE: shim for shim in (_BucketPolicy, _QueuePolicy, _Subscription, _Alarm, _Schedule)
+    shim.TYPE: shim
+    for shim in (
+        _BucketPolicy,
+        _QueuePolicy,
+        _Subscription,
+        _Alarm,
+        _QueryDefinition,
+        _ScheduleGroup,
+        _Schedule,
+    )
 }
 
 
