@@ -220,7 +220,9 @@ def test_a_healthy_stack_passes_every_check(
         0,
         {"SUCCEEDED": 1},
     )
-    assert check(report, "alarms")["data"]["byState"] == {"OK": alarm_count(p)}
+    # A deployed alarm is INSUFFICIENT_DATA until CloudWatch first evaluates it.
+    by_state = check(report, "alarms")["data"]["byState"]
+    assert "ALARM" not in by_state and sum(by_state.values()) == alarm_count(p)
     assert check(report, "rule-pattern")["data"]["cases"] == 4
     schedule = check(report, "reconcile-schedule")["data"]  # GetSchedule answers in full
     assert (schedule["expression"], schedule["state"]) == ("rate(15 minutes)", "ENABLED")
@@ -479,7 +481,9 @@ def test_an_alarm_in_alarm_fails_with_what_its_description_says_to_do(
     ]
     cloudwatch.set_alarm_state(AlarmName=name, StateValue="ALARM", StateReason="test")
     undo.append(
-        lambda: cloudwatch.set_alarm_state(AlarmName=name, StateValue="OK", StateReason="test")
+        lambda: cloudwatch.set_alarm_state(
+            AlarmName=name, StateValue="INSUFFICIENT_DATA", StateReason="test"
+        )
     )
 
     code, report = doctor(outputs, capsys)

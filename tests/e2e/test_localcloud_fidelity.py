@@ -523,3 +523,34 @@ def test_an_alarm_pages_operations_when_it_fires_and_when_it_clears(p: Pipeline)
     assert fired["message"]["AlarmName"] == name
     assert "ingestctl redrive EventDeliveryDLQ" in fired["message"]["AlarmDescription"]
     assert fired["message"]["Trigger"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+
+
+def test_a_new_alarm_has_insufficient_data_and_an_update_keeps_its_state(p: Pipeline) -> None:
+    """CloudWatch API Reference, PutMetricAlarm: a new alarm is INSUFFICIENT_DATA until it is
+    evaluated; updating one overwrites its configuration and leaves its state alone."""
+    cloudwatch = boto3.client("cloudwatch", region_name=p.cloud.region)
+    deployed = cloudwatch.describe_alarms()["MetricAlarms"]
+    assert deployed and {a["StateValue"] for a in deployed} == {"INSUFFICIENT_DATA"}
+
+    alarm = {
+        "AlarmName": "queue-depth",
+        "Namespace": "AWS/SQS",
+        "MetricName": "ApproximateNumberOfMessagesVisible",
+        "Statistic": "Maximum",
+        "Period": 60,
+        "EvaluationPeriods": 1,
+        "ComparisonOperator": "GreaterThanThreshold",
+    }
+    cloudwatch.put_metric_alarm(**alarm, Threshold=0)
+    (created,) = cloudwatch.describe_alarms(AlarmNames=["queue-depth"])["MetricAlarms"]
+    assert created["StateValue"] == "INSUFFICIENT_DATA"
+    assert created["StateReason"] == "Unchecked: Initial alarm creation"
+
+    cloudwatch.set_alarm_state(AlarmName="queue-depth", StateValue="ALARM", StateReason="test")
+    cloudwatch.put_metric_alarm(**alarm, Threshold=5)
+    (updated,) = cloudwatch.describe_alarms(AlarmNames=["queue-depth"])["MetricAlarms"]
+    assert (updated["StateValue"], updated["StateReason"], updated["Threshold"]) == (
+        "ALARM",
+        "test",
+        5.0,
+    )

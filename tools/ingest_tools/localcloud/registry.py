@@ -24,6 +24,7 @@ from ingest_tools.localcloud.features import (
     sqs_message_move_tasks,
 )
 from ingest_tools.localcloud.fixes import (
+    cloudwatch_alarm_initial_state,
     dynamodb_atomic_items,
     eventbridge_put_events_entries,
     events_test_event_pattern,
@@ -65,6 +66,7 @@ SPEEDUPS_VARIABLE = "LOCALCLOUD_SPEEDUPS"
 WITHOUT_VARIABLE = "LOCALCLOUD_WITHOUT"
 
 FIXES: list[Patch] = [
+    *cloudwatch_alarm_initial_state.PATCHES,
     *dynamodb_atomic_items.PATCHES,
     *eventbridge_put_events_entries.PATCHES,
     *events_test_event_pattern.PATCHES,
