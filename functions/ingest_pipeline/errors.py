@@ -96,6 +96,13 @@ class AccessDeniedError(ConfigurationError):
     code = "ACCESS_DENIED"
 
 
+class ObjectTooLargeError(ConfigurationError):
+    """The object cannot be processed in the time the function has (its Timeout): retrying
+    cannot help. Details: ``size``, ``limitSeconds``, ``bytesPerSecond``, ``neededSeconds``."""
+
+    code = "OBJECT_TOO_LARGE"
+
+
 class MissingResourceError(ConfigurationError):
     """A bucket, table or key the deployment relies on does not exist."""
 

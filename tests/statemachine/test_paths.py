@@ -333,3 +333,72 @@ def test_an_object_deleted_before_it_was_resolved_is_reported_to_operations(
     assert "ClaimObject" not in run.path
     (note,) = pipeline.notifications("OperationsTopicArn")
     assert note["message"]["object"]["key"] == "incoming/orders/gone.csv"
+
+
+def test_a_process_timeout_is_retried_once_then_escalated_not_retried_for_hours(
+    pipeline: Pipeline,
+) -> None:
+    """A function timeout is not blindly TRANSIENT: after the one retry it is a configuration
+    problem (the object does not fit the function's Timeout), so the reconciler leaves it."""
+    process = pipeline.functions["ProcessFunction"]
+    pipeline.cloud.faults.timeout(process, times=2)
+    version, run = pipeline.ingest(KEY, GOOD)
+
+    assert run.status == "FAILED" and run.error == "Sandbox.Timedout"
+    assert run.path == [
+        *HAPPY[:3],
+        "DescribeConfigurationFailure",
+        "RecordConfigurationFailure",
+        "NotifyOperations",
+        "FailExecution",
+    ]
+    assert pipeline.cloud.invocation_count(process) == 2  # one retry, no more
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert (record["status"], record["retryable"], record["error_class"]) == (
+        "FAILED",
+        False,
+        "CONFIGURATION",
+    )
+    assert record["open_state"] == "FAILED"  # for an operator to reprocess, not RETRYABLE
+    (sent,) = pipeline.notifications("OperationsTopicArn")
+    assert sent["attributes"]["errorClass"] == "CONFIGURATION"
+
+
+def test_an_object_that_cannot_finish_in_time_is_stopped_early_with_its_size(
+    pipeline: Pipeline,
+) -> None:
+    """ProcessFunction projects the time the rest of the object needs and gives up as soon
+    as it cannot finish before its Timeout: ObjectTooLargeError, once, with the figures."""
+    import boto3
+
+    process = pipeline.functions["ProcessFunction"]
+    boto3.client("lambda", region_name="us-east-1").update_function_configuration(
+        FunctionName=process, Timeout=2
+    )
+    rows = [
+        f"o-{n},c-{n % 97},{n % 1000}.25,EUR,{n % 9 + 1},2026-11-21T07:55:00+00:00,false"
+        for n in range(600_000)
+    ]  # about 36 MB: far more than this code converts in 2 s on any machine
+    body = "order_id,customer_id,amount,currency,quantity,ordered_at,gift\n" + "\n".join(rows)
+    version, run = pipeline.ingest(KEY, body.encode(), timeout=60)
+
+    assert run.status == "FAILED" and run.error == "ObjectTooLargeError"
+    assert run.path[3:] == [
+        "DescribeConfigurationFailure",
+        "RecordConfigurationFailure",
+        "NotifyOperations",
+        "FailExecution",
+    ]
+    assert pipeline.cloud.invocation_count(process) == 1  # not retried
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert (record["retryable"], record["error_class"], record["error_code"]) == (
+        False,
+        "CONFIGURATION",
+        "OBJECT_TOO_LARGE",
+    )
+    (sent,) = pipeline.notifications("OperationsTopicArn")
+    cause = json.dumps(sent["message"])
+    assert "MB object cannot be processed in the 2 s" in cause and "MemorySize" in cause
+    assert pipeline.notifications("DataQualityTopicArn") == []  # the data is not to blame

@@ -28,9 +28,26 @@ def tasks() -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("error_class", list(ErrorClass))
 def test_process_catch_routes_each_family_by_name(error_class: ErrorClass) -> None:
     catches = tasks()["ProcessObject"]["Catch"]
-    routed = [c for c in catches if c["Next"] == CATCH_TARGET[error_class]]
+    routed = [
+        c
+        for c in catches
+        if c["Next"] == CATCH_TARGET[error_class]
+        and not any(e.startswith(("States.", "Sandbox.")) for e in c["ErrorEquals"])
+    ]
     assert len(routed) == 1
     assert sorted(routed[0]["ErrorEquals"]) == error_names(error_class)
+
+
+def test_a_process_timeout_after_its_one_retry_is_a_configuration_problem() -> None:
+    """Not TRANSIENT: the reconciler would retry an object that cannot fit, for hours."""
+    process = tasks()["ProcessObject"]
+    timeouts = {"States.Timeout", "Sandbox.Timedout"}
+    (retry,) = [r for r in process["Retry"] if timeouts & set(r["ErrorEquals"])]
+    assert set(retry["ErrorEquals"]) == timeouts and retry["MaxAttempts"] == 1
+    (catch,) = [c for c in process["Catch"] if timeouts & set(c["ErrorEquals"])]
+    assert set(catch["ErrorEquals"]) == timeouts
+    assert catch["Next"] == CATCH_TARGET[ErrorClass.CONFIGURATION]
+    assert process["Catch"].index(catch) < len(process["Catch"]) - 1  # before States.ALL
 
 
 def test_process_retries_exactly_the_transient_family_and_lambda_service_errors() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -90,6 +90,7 @@ class _RawBody(io.RawIOBase):
 
     def __init__(self, body: Any) -> None:
         self._body = body
+        self.bytes_read = 0  # progress, for the time budget (logic/deadline.py)
 
     def readable(self) -> bool:
         return True
@@ -97,6 +98,7 @@ class _RawBody(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         chunk = self._body.read(len(buffer))
         buffer[: len(chunk)] = chunk
+        self.bytes_read += len(chunk)
         return len(chunk)
 
     def close(self) -> None:
@@ -112,6 +114,7 @@ class OpenedObject:
     etag: str
     last_modified: datetime
     body: IO[bytes]
+    bytes_read: Callable[[], int]  # how much of the body has been read from S3 so far
 
 
 class ObjectReplacedError(Exception):
@@ -143,7 +146,8 @@ def open_object(bucket: str, key: str, version_id: str | None) -> OpenedObject:
                 f"s3://{bucket}/{key} was overwritten after the write {version_id}"
             ) from exc
         raise
-    body = io.BufferedReader(_RawBody(response["Body"]), buffer_size=READ_BUFFER_BYTES)
+    raw = _RawBody(response["Body"])
+    body = io.BufferedReader(raw, buffer_size=READ_BUFFER_BYTES)
     return OpenedObject(
         key=key,
         version_id=response.get("VersionId"),
@@ -151,6 +155,7 @@ def open_object(bucket: str, key: str, version_id: str | None) -> OpenedObject:
         etag=str(response.get("ETag", "")).strip('"'),
         last_modified=response["LastModified"],
         body=body,
+        bytes_read=lambda: raw.bytes_read,
     )
 
 

@@ -8,6 +8,7 @@ Output: a small summary (rows, bytes, checksum, output key). Errors are typed
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -20,6 +21,7 @@ from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import DataError, ErrorClass, InvalidEventError, TransientError
 from ingest_pipeline.logic import identity, keys
 from ingest_pipeline.logic.contracts import load_contract
+from ingest_pipeline.logic.deadline import TimeBudget
 from ingest_pipeline.logic.transform import Summary, convert
 from ingest_pipeline.models import Outcome, ProcessRequest, parse_event
 from ingest_pipeline.observability import bind_object, logger, metrics, tracer
@@ -33,7 +35,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     bind_object(request.object, request.execution_arn, request.attempt)
     started = time.monotonic()
     try:
-        summary = process(request, Settings.from_env())
+        summary = process(
+            request, Settings.from_env(), remaining_ms=context.get_remaining_time_in_millis
+        )
     except DataError as exc:
         metrics.add_metric(name="ObjectsRejected", unit=MetricUnit.Count, value=1)
         logger.warning(
@@ -54,7 +58,12 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return summary
 
 
-def process(request: ProcessRequest, settings: Settings) -> dict[str, Any]:
+def process(
+    request: ProcessRequest,
+    settings: Settings,
+    *,
+    remaining_ms: Callable[[], int] | None = None,
+) -> dict[str, Any]:
     """Convert one object version, unless a newer version of the key already owns the output.
 
     Newest version wins: the output under ``processed/`` carries the identity of the version
@@ -84,6 +93,8 @@ def process(request: ProcessRequest, settings: Settings) -> dict[str, Any]:
     try:
         with opened.body:
             lines = convert(opened.body, contract, summary)
+            if remaining_ms is not None:  # the function's time left (LambdaContext)
+                lines = _within_time(lines, opened, remaining_ms)
             s3.upload_stream(
                 obj.bucket,
                 out_key,
@@ -115,6 +126,20 @@ def process(request: ProcessRequest, settings: Settings) -> dict[str, Any]:
         "supersededBy": "",
         "expiresAt": _expires_at(settings),
     }
+
+
+def _within_time(
+    lines: Iterator[bytes], opened: s3.OpenedObject, remaining_ms: Callable[[], int]
+) -> Iterator[bytes]:
+    """``lines``, stopped with ObjectTooLargeError as soon as the rest of the object cannot
+    be read before the function times out (logic/deadline.py)."""
+    started = time.monotonic()
+    remaining_at_start = remaining_ms() / 1000
+    budget = TimeBudget(opened.size, limit_seconds=remaining_at_start)
+    for chunk in lines:
+        elapsed = time.monotonic() - started
+        budget.check(opened.bytes_read(), elapsed, remaining_at_start - elapsed)
+        yield chunk
 
 
 def _newer_output(
