@@ -1,7 +1,7 @@
 # s3-ingest-pipeline — developer and CI entry points (GNU make; needs only python3 to start).
 #
-#   make bootstrap   .venv (app + dev tools) and .venv-sam (aws-sam-cli), both pinned in pyproject.toml
-#   make lint        ruff, ruff format --check, mypy --strict, sam validate --lint, cfn-lint + serverless rules
+#   make bootstrap   .venv (app + dev tools), .venv-sam (aws-sam-cli), .venv-checkov (checkov), pinned in pyproject.toml
+#   make lint        ruff, ruff format --check, mypy --strict, sam validate --lint, cfn-lint + serverless rules, checkov
 #   make build       sam build (no Docker needed: CodeUri has no requirements.txt)
 #   make test        bootstrap + lint + build + the whole pytest suite (what .ci/run runs)
 #   make unit        unit tests only
@@ -9,7 +9,7 @@
 #   make bench       latency per path, burst throughput, make test wall time, redrive vs seed 002
 #   make up          ingestctl local up: the local cloud on http://127.0.0.1:4566
 #   make cost        python scripts/cost_report.py
-#   make clean       caches and build output (make distclean also removes both virtualenvs)
+#   make clean       caches and build output (make distclean also removes the virtualenvs)
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -33,6 +33,15 @@ SAM := $(SAM_VENV)/bin/sam
 DEV_STAMP := $(VENV)/.bootstrap-stamp
 SAM_STAMP := $(SAM_VENV)/.bootstrap-stamp
 SAM_REQS := $(SAM_VENV)/requirements.txt
+CHECKOV_VENV := .venv-checkov
+CHECKOV := $(CHECKOV_VENV)/bin/checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.bootstrap-stamp
+CHECKOV_REQS := $(CHECKOV_VENV)/requirements.txt
+# checkov fails on any failed check (its exit status); what does not apply is skipped in the
+# resource's Metadata with a reason (tests/unit/test_template_checkov_skips.py).
+# --skip-download: local checks only, no call to the Prisma Cloud API (guidelines, policies),
+# so it neither needs nor waits for the network.
+CHECKOV_ARGS ?= -f $(TEMPLATE) --framework cloudformation --quiet --compact --skip-download
 
 # SAM CLI: no telemetry, no interactive prompts, a region so template checks never ask for one.
 export SAM_CLI_TELEMETRY := 0
@@ -52,11 +61,11 @@ PIP_QUIET ?= -qq
 help:  ## list targets
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
 
-# Both virtualenvs are independent, so they are built side by side (-j2). When both stamps are
+# The virtualenvs are independent, so they are built side by side (-j3). When every stamp is
 # up to date this is a no-op costing a few milliseconds.
-bootstrap:  ## create/refresh .venv and .venv-sam (no-op when up to date)
-	@$(MAKE) --no-print-directory -q $(DEV_STAMP) $(SAM_STAMP) 2>/dev/null || \
-	  $(MAKE) --no-print-directory --output-sync=target -j2 $(DEV_STAMP) $(SAM_STAMP)
+bootstrap:  ## create/refresh .venv, .venv-sam and .venv-checkov (no-op when up to date)
+	@$(MAKE) --no-print-directory -q $(DEV_STAMP) $(SAM_STAMP) $(CHECKOV_STAMP) 2>/dev/null || \
+	  $(MAKE) --no-print-directory --output-sync=target -j3 $(DEV_STAMP) $(SAM_STAMP) $(CHECKOV_STAMP)
 
 # The app's dev environment: re-installed only when pyproject.toml changes (a few seconds
 # when nothing new has to be downloaded). A current pip resolves this set about twice as fast
@@ -83,6 +92,20 @@ $(SAM_STAMP): pyproject.toml scripts/bootstrap.py
 	@$(SAM) --version
 	@touch $@
 
+# checkov: same scheme as the SAM CLI ([project.optional-dependencies].checkov); it pins an old
+# boto3 and would fight the dev pins.
+$(CHECKOV_STAMP): pyproject.toml scripts/bootstrap.py
+	@test -x $(CHECKOV_VENV)/bin/python || { echo ">> creating $(CHECKOV_VENV)"; $(PYTHON) -m venv $(CHECKOV_VENV); }
+	@$(PYTHON) scripts/bootstrap.py checkov-requirements $(CHECKOV_REQS).new
+	@if ! cmp -s $(CHECKOV_REQS).new $(CHECKOV_REQS) || ! test -x $(CHECKOV); then \
+	  echo ">> installing $$(tr '\n' ' ' < $(CHECKOV_REQS).new)into $(CHECKOV_VENV)"; \
+	  $(CHECKOV_VENV)/bin/python -m pip install $(PIP_QUIET) --upgrade pip; \
+	  $(CHECKOV_VENV)/bin/python -m pip install $(PIP_QUIET) -r $(CHECKOV_REQS).new; \
+	  mv -f $(CHECKOV_REQS).new $(CHECKOV_REQS); \
+	else rm -f $(CHECKOV_REQS).new; fi
+	@echo "checkov $$($(CHECKOV) --version)"
+	@touch $@
+
 lint: bootstrap  ## static checks: python code and the SAM template
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -90,6 +113,7 @@ lint: bootstrap  ## static checks: python code and the SAM template
 	$(BIN)/mypy  # functions/ingest_pipeline and tools/ingest_tools (pyproject.toml)
 	$(SAM) validate --lint --template-file $(TEMPLATE)
 	$(BIN)/cfn-lint --append-rules cfn_lint_serverless.rules -- $(TEMPLATE)
+	$(CHECKOV) $(CHECKOV_ARGS)
 
 build: bootstrap  ## sam build into .aws-sam/ (cached, parallel)
 	$(SAM) build --template-file $(TEMPLATE) --cached --parallel
@@ -123,8 +147,8 @@ cost: bootstrap  ## monthly cost estimate
 
 clean:  ## remove build output and tool caches (keeps the virtualenvs)
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache build dist
-	find . -path ./$(VENV) -prune -o -path ./$(SAM_VENV) -prune -o \
+	find . -path ./$(VENV) -prune -o -path ./$(SAM_VENV) -prune -o -path ./$(CHECKOV_VENV) -prune -o \
 	  \( -name __pycache__ -o -name '*.egg-info' \) -type d -print0 | xargs -0 rm -rf
 
-distclean: clean  ## clean + remove .venv and .venv-sam
-	rm -rf $(VENV) $(SAM_VENV)
+distclean: clean  ## clean + remove .venv, .venv-sam and .venv-checkov
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV)

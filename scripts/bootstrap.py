@@ -2,9 +2,12 @@
 """Helpers for `make bootstrap`. Standard library only: runs before any virtualenv exists.
 
     python3 scripts/bootstrap.py sam-requirements OUT
+    python3 scripts/bootstrap.py checkov-requirements OUT
 
-writes the `sam` optional-dependency group of pyproject.toml (the aws-sam-cli pin) to OUT as a
-pip requirements file, so that the version string lives in pyproject.toml only.
+writes the `sam` (aws-sam-cli) or `checkov` optional-dependency group of pyproject.toml to OUT
+as a pip requirements file, so that the version strings live in pyproject.toml only. Each of
+these tools gets its own virtualenv (.venv-sam, .venv-checkov): their pins conflict with the
+app's dev pins.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+GROUPS = ("sam", "checkov")  # "<group>-requirements" commands
 
 
 def optional_group(name: str) -> list[str]:
@@ -26,12 +30,13 @@ def optional_group(name: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3 or argv[1] != "sam-requirements":
+    commands = {f"{group}-requirements": group for group in GROUPS}
+    if len(argv) != 3 or argv[1] not in commands:
         print(__doc__, file=sys.stderr)
         return 2
     out = Path(argv[2])
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(optional_group("sam")) + "\n")
+    out.write_text("\n".join(optional_group(commands[argv[1]])) + "\n")
     return 0
 
 
