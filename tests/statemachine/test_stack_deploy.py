@@ -132,6 +132,28 @@ def test_bucket_versioning_and_settings(deployed: Deployed) -> None:
     assert encryption["Rules"][0]["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
 
 
+def test_bucket_server_access_logs_go_to_the_log_bucket_its_policy_admits(
+    deployed: Deployed,
+) -> None:
+    """IngestBucket logs to AccessLogsBucket, which S3 allows only because that bucket's
+    policy lets logging.s3.amazonaws.com write under the prefix (moto checks it as S3 does)."""
+    s3, bucket = client("s3"), deployed.outputs["IngestBucketName"]
+    target = deployed.stack.resources["AccessLogsBucket"]
+    logging = s3.get_bucket_logging(Bucket=bucket)["LoggingEnabled"]
+    assert logging == {"TargetBucket": target, "TargetPrefix": "ingest-bucket/"}
+    policy = json.loads(s3.get_bucket_policy(Bucket=target)["Policy"])
+    (grant,) = [s for s in policy["Statement"] if s.get("Principal") != "*"]
+    assert grant["Principal"] == {"Service": "logging.s3.amazonaws.com"}
+    assert set(grant["Condition"]) == {"ArnLike", "StringEquals"}  # kept as written
+
+    s3.delete_bucket_policy(Bucket=target)
+    try:
+        with pytest.raises(ClientError, match="InvalidTargetBucketForLogging"):
+            s3.put_bucket_logging(Bucket=bucket, BucketLoggingStatus={"LoggingEnabled": logging})
+    finally:
+        s3.put_bucket_policy(Bucket=target, Policy=json.dumps(policy))
+
+
 def test_bucket_policy_does_not_block_local_https_calls(deployed: Deployed) -> None:
     # DenyInsecureTransport (aws:SecureTransport=false) cannot match SDK calls; moto ignores
     # conditions, so the shim must not hand it a Deny that applies to everything.

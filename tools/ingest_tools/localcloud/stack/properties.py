@@ -94,6 +94,16 @@ def _apply_bucket(name: str, props: dict[str, Any], resource: Any, region: str) 
         s3.put_public_access_block(Bucket=name, PublicAccessBlockConfiguration=block)
     if "OwnershipControls" in props:
         s3.put_bucket_ownership_controls(Bucket=name, OwnershipControls=props["OwnershipControls"])
+    if "LoggingConfiguration" in props:
+        # Server access logging: moto checks the destination exists and its policy (or ACL)
+        # lets the logging service write, as S3 does; it delivers no log records.
+        config = props["LoggingConfiguration"]
+        _only(config, {"DestinationBucketName", "LogFilePrefix"}, f"{name} LoggingConfiguration")
+        enabled = {
+            "TargetBucket": config.get("DestinationBucketName", name),
+            "TargetPrefix": config.get("LogFilePrefix", ""),
+        }
+        s3.put_bucket_logging(Bucket=name, BucketLoggingStatus={"LoggingEnabled": enabled})
     if "LifecycleConfiguration" in props:
         lifecycle = props["LifecycleConfiguration"]
         _only(lifecycle, {"Rules"}, f"{name} LifecycleConfiguration")

@@ -90,6 +90,11 @@ def _condition_applies(condition: dict[str, Any], where: str) -> bool:
     return True
 
 
+def _service_principal(statement: dict[str, Any]) -> bool:
+    principal = statement.get("Principal")
+    return isinstance(principal, dict) and set(principal) == {"Service"}
+
+
 class _BucketPolicy(_Shim):
     TYPE = "AWS::S3::BucketPolicy"
     PROPERTIES = frozenset({"Bucket", "PolicyDocument"})
@@ -109,7 +114,9 @@ class _BucketPolicy(_Shim):
         effective = []
         for index, statement in enumerate(statements):
             where = f"{cls.TYPE} {name} statement {statement.get('Sid', index)}"
-            if "Condition" not in statement:
+            if "Condition" not in statement or _service_principal(statement):
+                # A service principal's conditions (aws:SourceArn, aws:SourceAccount) are about
+                # that service's own requests, which no local client makes: kept as written.
                 effective.append(statement)
             elif _condition_applies(statement["Condition"], where):
                 effective.append({k: v for k, v in statement.items() if k != "Condition"})

@@ -36,7 +36,7 @@ PROPERTY_SUPPORT: dict[str, Support] = {
         moto=frozenset({"BucketName", "BucketEncryption", "Tags"}),
         applied=frozenset({"VersioningConfiguration", "NotificationConfiguration",
                            "PublicAccessBlockConfiguration", "OwnershipControls",
-                           "LifecycleConfiguration"}),
+                           "LifecycleConfiguration", "LoggingConfiguration"}),
     ),
     "AWS::DynamoDB::Table": Support(
         moto=frozenset({"TableName", "AttributeDefinitions", "KeySchema", "BillingMode",
