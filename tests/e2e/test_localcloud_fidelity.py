@@ -554,3 +554,33 @@ def test_a_new_alarm_has_insufficient_data_and_an_update_keeps_its_state(p: Pipe
         "test",
         5.0,
     )
+
+
+def test_a_functions_time_starts_when_it_runs_not_while_it_waits_for_its_environment(
+    p: Pipeline,
+) -> None:
+    """The local cloud runs one invocation of a function at a time (one environment); on AWS
+    a concurrent invocation gets its own environment, so waiting for this one must not eat
+    into its Timeout (ProcessFunction's time budget reads get_remaining_time_in_millis)."""
+    name = p.functions["ClassifyErrorFunction"]
+    lam = boto3.client("lambda", region_name=p.cloud.region)
+    timeout_ms = lam.get_function_configuration(FunctionName=name)["Timeout"] * 1000
+    seen: list[int] = []
+    release = threading.Event()
+
+    def probe(event: Any, context: Any) -> dict[str, int]:
+        seen.append(context.get_remaining_time_in_millis())
+        release.wait(1.0)  # the second invocation waits for this one
+        return {}
+
+    p.cloud.handlers[name] = probe
+    threads = [
+        threading.Thread(target=lambda: lam.invoke(FunctionName=name, Payload=b"{}"))
+        for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert len(seen) == 2
+    assert min(seen) > timeout_ms - 500  # not 1 s less for the one that waited

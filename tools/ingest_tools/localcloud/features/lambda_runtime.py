@@ -83,6 +83,9 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         def run(event: Any, ctx: Any) -> Any:
             with lock:
                 started = time.monotonic()
+                # The function's time starts when its environment runs it, not while it waits
+                # for this one (on AWS another environment would have taken it).
+                ctx._deadline = started + ctx._timeout_ms / 1000
                 result = handler(event, ctx)
                 if enforce and time.monotonic() - started > ctx._timeout_ms / 1000:
                     raise LambdaTimeout()  # ran past the function's Timeout, reported as AWS does
