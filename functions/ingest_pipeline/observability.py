@@ -2,19 +2,134 @@
 
 Service name and metrics namespace come from POWERTOOLS_SERVICE_NAME and
 POWERTOOLS_METRICS_NAMESPACE (set in template.yaml's Globals).
+
+Tracing (template.yaml: ``Tracing: Active``) records a subsegment per handler invocation and
+one per AWS call: botocore is the only library patched (``TRACED_MODULES``), as the functions
+make no other outbound calls. Powertools' default, ``patch_all``, would import every library
+the X-Ray SDK can patch that is installed (requests, sqlite3, ...) on each cold start.
+
+The X-Ray SDK itself is imported only where tracing is enabled (``XRayProvider``): powertools
+imports ``aws_xray_sdk.core`` whenever a Tracer is built, even a disabled one, and outside
+Lambda that SDK builds a client for centralized sampling on import.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.tracing.base import BaseProvider, BaseSegment
 
 from ingest_pipeline.logic.keys import correlation_id
 from ingest_pipeline.models import ObjectRef
 
+if TYPE_CHECKING:
+    import numbers
+    import traceback
+
+# What the Tracer patches for the X-Ray SDK (names of aws_xray_sdk.core.patcher): every AWS
+# call goes through botocore.
+TRACED_MODULES = ("botocore",)
+
+
+class _NoSegment(BaseSegment):
+    """The subsegment of an invocation that is not traced: records nothing."""
+
+    def close(self, end_time: int | None = None) -> None:
+        pass
+
+    def add_subsegment(self, subsegment: Any) -> None:
+        pass
+
+    def remove_subsegment(self, subsegment: Any) -> None:
+        pass
+
+    def put_annotation(self, key: str, value: str | numbers.Number | bool) -> None:
+        pass
+
+    def put_metadata(self, key: str, value: Any, namespace: str = "default") -> None:
+        pass
+
+    def add_exception(
+        self,
+        exception: BaseException,
+        stack: list[traceback.StackSummary],
+        remote: bool = False,
+    ) -> None:
+        pass
+
+
+class XRayProvider(BaseProvider):
+    """The X-Ray SDK's recorder, imported the first time tracing needs it.
+
+    Until ``enabled`` is set (by ``_build_tracer``, when powertools has decided that tracing is
+    on), subsegments are no-ops and nothing of the SDK is imported.
+    """
+
+    def __init__(self) -> None:
+        self.enabled = False
+
+    @cached_property
+    def recorder(self) -> Any:
+        from aws_xray_sdk.core import xray_recorder
+
+        # What powertools does for its own X-Ray provider: send each subsegment as it ends
+        # (powertools-lambda-python issue 283).
+        xray_recorder.configure(streaming_threshold=0)
+        return xray_recorder
+
+    @contextmanager
+    def in_subsegment(self, name: str | None = None, **kwargs: Any) -> Iterator[Any]:
+        if not self.enabled:
+            yield _NoSegment()
+            return
+        with self.recorder.in_subsegment(name=name, **kwargs) as subsegment:
+            yield subsegment
+
+    def in_subsegment_async(
+        self, name: str | None = None, **kwargs: Any
+    ) -> AbstractAsyncContextManager[Any]:
+        if not self.enabled:
+            return nullcontext(_NoSegment())
+        manager: AbstractAsyncContextManager[Any] = self.recorder.in_subsegment_async(
+            name=name, **kwargs
+        )
+        return manager
+
+    def put_annotation(self, key: str, value: str | numbers.Number | bool) -> None:
+        if self.enabled:
+            self.recorder.put_annotation(key=key, value=value)
+
+    def put_metadata(self, key: str, value: Any, namespace: str = "default") -> None:
+        if self.enabled:
+            self.recorder.put_metadata(key=key, value=value, namespace=namespace)
+
+    def patch(self, modules: Sequence[str]) -> None:
+        # Powertools calls it from Tracer() when tracing is enabled (never when disabled).
+        from aws_xray_sdk.core import patch
+
+        _ = self.recorder  # configured before it patches, as the SDK asks
+        patch(modules)
+
+    def patch_all(self) -> None:
+        # ``tracer.patch()`` without modules: all that the functions use.
+        self.patch(TRACED_MODULES)
+
+
+def _build_tracer() -> Tracer:
+    provider = XRayProvider()
+    built = Tracer(provider=provider, patch_modules=TRACED_MODULES)
+    # Powertools' decision: POWERTOOLS_TRACE_DISABLED, or not in Lambda (LAMBDA_TASK_ROOT).
+    provider.enabled = not built.disabled
+    return built
+
+
 logger = Logger()
-tracer = Tracer()
+tracer = _build_tracer()
 # The template sets POWERTOOLS_METRICS_NAMESPACE; the default keeps direct invocations valid.
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "S3IngestPipeline"))
 

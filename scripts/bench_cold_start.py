@@ -1,0 +1,385 @@
+"""Cold start of each Lambda handler against the floor of bare boto3 + one client (issue 12).
+
+    python scripts/bench_cold_start.py [--repeat 9] [--tracing enabled|disabled|both]
+                                       [--outside-lambda] [--baseline DIR] [--json]
+    python scripts/bench_cold_start.py --importtime process [--tracing disabled]
+
+Each figure is the median of ``--repeat`` fresh interpreters (one subprocess per measurement;
+the floor and the handlers take turns, so load on the machine hits both alike). Inside each
+one, after the interpreter has started, the clock covers:
+
+* a handler: ``import ingest_pipeline.handlers.<name>`` and what its first invocation creates
+  before its first AWS call: its request model parsing a sample event (powertools' parser is
+  imported then), its settings validated from the environment, its boto3 clients, and for
+  ProcessObject the contract of the sample object's dataset. ReconcileFunction: the clients
+  every run uses (DynamoDB, S3); Step Functions and SNS clients are made when a run first
+  starts an execution or escalates;
+* the floor: ``import boto3; boto3.client("s3", region_name="us-east-1")``.
+
+``--baseline DIR`` measures another checkout's ``functions/`` in turn with this one (before
+and after a change, under the same load). Wall time is the figure; CPU time
+(``time.process_time``) is printed beside it.
+
+The environment is a deployed function's (template.yaml): LAMBDA_TASK_ROOT and the other
+variables the Lambda runtime sets, the Globals' POWERTOOLS_* and RECORD_RETENTION_DAYS, each
+function's own variables, no AWS config files. ``enabled`` is tracing as deployed
+(``Tracing: Active``: POWERTOOLS_TRACE_DISABLED unset), the main figure; ``disabled`` sets
+POWERTOOLS_TRACE_DISABLED=1 (the local cloud's setting). ``--outside-lambda`` leaves
+LAMBDA_TASK_ROOT unset (a laptop or the test suite: powertools then disables tracing on its
+own, and the X-Ray SDK, if imported, builds a centralized-sampling client).
+
+``--importtime NAME`` runs ``python -X importtime`` on one handler's measurement instead and
+prints the modules that cost the most (self and cumulative).
+
+Target (issue 12): at most +100 ms over the floor for every handler, with tracing enabled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FUNCTIONS = ROOT / "functions"
+REGION = "us-east-1"
+TARGET_MS = 100.0
+
+# What the Lambda runtime sets in every execution environment (the values do not matter here,
+# only whether powertools and the X-Ray SDK see a Lambda environment).
+LAMBDA_ENV = {
+    "LAMBDA_TASK_ROOT": str(FUNCTIONS),
+    "LAMBDA_RUNTIME_DIR": "/var/runtime",
+    "AWS_EXECUTION_ENV": "AWS_Lambda_python3.13",
+    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
+    "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+    "AWS_LAMBDA_LOG_GROUP_NAME": "/aws/lambda/bench",
+    "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
+}
+# The runtime's credentials, region and no config files: a client is built as on AWS.
+AWS_ENV = {
+    "AWS_REGION": REGION,
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_ACCESS_KEY_ID": "ASIABENCHMARKEXAMPLE",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_SESSION_TOKEN": "bench",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
+# template.yaml Globals.Function.Environment.Variables.
+GLOBALS_ENV = {
+    "POWERTOOLS_SERVICE_NAME": "s3-ingest-pipeline-dev",
+    "POWERTOOLS_METRICS_NAMESPACE": "S3IngestPipeline",
+    "POWERTOOLS_LOG_LEVEL": "INFO",
+    "RECORD_RETENTION_DAYS": "30",
+}
+
+_EVENT_PROCESS = {
+    "object": {
+        "bucket": "example-ingest-bucket",
+        "key": "incoming/orders/2026-11-21.csv",
+        "versionId": "IYV3p45BT0ac8hjHg1houSdS1a.Mro8e",
+    },
+    "attempt": 1,
+    "executionArn": "arn:aws:states:us-east-1:123456789012:execution:Pipeline:example",
+}
+_EVENT_FAILURE = {
+    "state": {
+        "object": _EVENT_PROCESS["object"],
+        "claim": {"attempt": 1},
+        "error": {"Error": "States.Timeout", "Cause": "timed out"},
+    },
+    "executionArn": _EVENT_PROCESS["executionArn"],
+}
+_EVENT_RECONCILE = {
+    "run": {
+        "scheduleArn": "arn:aws:scheduler:us-east-1:123456789012:schedule/default/reconcile",
+        "scheduledTime": "2026-11-21T00:00:00Z",
+        "executionId": "bench",
+        "attempt": "1",
+    },
+    "task": "reconcile",
+}
+
+# name: (function's own environment (template.yaml Properties), code run after the import:
+# what the first invocation creates before its first AWS call).
+HANDLERS: dict[str, tuple[dict[str, str], str]] = {
+    "process": (
+        {"RETRY_BASE_SECONDS": "60", "RETRY_MAX_SECONDS": "3600"},
+        f"""
+        from ingest_pipeline.config import Settings
+        from ingest_pipeline.dal import s3
+        from ingest_pipeline.logic import keys
+        from ingest_pipeline.logic.contracts import load_contract
+        from ingest_pipeline.models import ProcessRequest, parse_event
+        request = parse_event({_EVENT_PROCESS!r}, ProcessRequest)
+        Settings.from_env()
+        load_contract(keys.dataset_of(request.object.key))
+        s3.s3_client()
+        """,
+    ),
+    "resolve": (
+        {},
+        f"""
+        from ingest_pipeline.dal import s3
+        from ingest_pipeline.models import ResolveRequest, parse_event
+        parse_event({_EVENT_PROCESS!r}, ResolveRequest)
+        s3.s3_client()
+        """,
+    ),
+    "classify_error": (
+        {"RETRY_BASE_SECONDS": "60", "RETRY_MAX_SECONDS": "3600"},
+        f"""
+        from ingest_pipeline.config import Settings
+        from ingest_pipeline.models import FailureRequest, parse_event
+        parse_event({_EVENT_FAILURE!r}, FailureRequest)
+        Settings.from_env()
+        """,
+    ),
+    "quarantine": (
+        {},
+        f"""
+        from ingest_pipeline.config import Settings
+        from ingest_pipeline.dal import s3
+        from ingest_pipeline.models import FailureRequest, parse_event
+        parse_event({_EVENT_FAILURE!r}, FailureRequest)
+        Settings.from_env()
+        s3.s3_client()
+        """,
+    ),
+    "reconcile": (
+        {
+            "OBJECT_STATE_TABLE": "bench-state",
+            "PIPELINE_STATE_MACHINE_ARN": (
+                "arn:aws:states:us-east-1:123456789012:stateMachine:Pipeline"
+            ),
+            "INGEST_BUCKET": "example-ingest-bucket",
+            "OPERATIONS_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:operations",
+            "RECONCILE_MAX_ATTEMPTS": "5",
+            "MISSED_EVENT_GRACE_SECONDS": "900",
+            "MISSED_EVENT_LOOKBACK_HOURS": "24",
+            "RECONCILE_MAX_STARTS_PER_RUN": "200",
+            "RUN_LEASE_SECONDS": "120",
+        },
+        f"""
+        from ingest_pipeline.config import ReconcileSettings
+        from ingest_pipeline.dal import aws, s3
+        from ingest_pipeline.models import ReconcileRequest, parse_event
+        parse_event({_EVENT_RECONCILE!r}, ReconcileRequest)
+        ReconcileSettings.from_env()
+        aws.client("dynamodb")
+        s3.s3_client()
+        """,
+    ),
+}
+
+FLOOR = "floor"
+_FLOOR_CODE = f"""
+import boto3
+boto3.client("s3", region_name={REGION!r})
+"""
+
+_PROBE = """
+import json, time
+_c0, _t0 = time.process_time(), time.perf_counter()
+{imports}
+_t1 = time.perf_counter()
+{init}
+_c2, _t2 = time.process_time(), time.perf_counter()
+print(json.dumps({{
+    "import_ms": (_t1 - _t0) * 1000, "total_ms": (_t2 - _t0) * 1000, "cpu_ms": (_c2 - _c0) * 1000
+}}))
+"""
+
+
+def probe_code(name: str) -> str:
+    if name == FLOOR:
+        return _PROBE.format(imports=_FLOOR_CODE, init="")
+    _, init = HANDLERS[name]
+    return _PROBE.format(
+        imports=f"import ingest_pipeline.handlers.{name}", init=textwrap.dedent(init)
+    )
+
+
+def environment(
+    name: str, *, tracing: bool, in_lambda: bool, functions: Path = FUNCTIONS
+) -> dict[str, str]:
+    """A deployed function's environment (the floor gets the same one); ``functions`` is the
+    CodeUri whose ``ingest_pipeline`` is imported."""
+    drop = ("AWS_", "POWERTOOLS_", "LAMBDA_", "_X_AMZN_", "_HANDLER", "PYDANTIC_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(functions), env.get("PYTHONPATH")]))
+    env.update(AWS_ENV)
+    env.update(GLOBALS_ENV)
+    if in_lambda:
+        env.update(LAMBDA_ENV)
+        env["LAMBDA_TASK_ROOT"] = str(functions)
+        env["AWS_LAMBDA_FUNCTION_NAME"] = f"bench-{name}"
+        env["_HANDLER"] = f"ingest_pipeline.handlers.{name}.handler"
+    if not tracing:
+        env["POWERTOOLS_TRACE_DISABLED"] = "1"
+    if name != FLOOR:
+        env.update(HANDLERS[name][0])
+    return env
+
+
+def measure_once(
+    name: str, *, tracing: bool, in_lambda: bool, functions: Path = FUNCTIONS
+) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-c", probe_code(name)],
+        env=environment(name, tracing=tracing, in_lambda=in_lambda, functions=functions),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{name} ({functions}): the probe failed:\n{done.stderr}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def run(
+    names: list[str],
+    *,
+    repeat: int,
+    tracing: bool,
+    in_lambda: bool,
+    codes: dict[str, Path],
+) -> list[dict[str, Any]]:
+    """Rows of medians; ``codes``: label -> functions/ directory, measured in turn."""
+    keys = [(FLOOR, "")] + [(name, code) for name in names for code in codes]
+    samples: dict[tuple[str, str], list[dict[str, float]]] = {key: [] for key in keys}
+
+    def measure(key: tuple[str, str]) -> dict[str, float]:
+        name, code = key
+        where = codes.get(code, FUNCTIONS)
+        return measure_once(name, tracing=tracing, in_lambda=in_lambda, functions=where)
+
+    for key in keys:  # warm-up: byte-compile, fill the page cache
+        measure(key)
+    for _ in range(repeat):
+        for key, taken in samples.items():
+            taken.append(measure(key))
+
+    def median(key: tuple[str, str], figure: str) -> float:
+        return statistics.median(s[figure] for s in samples[key])
+
+    floor, floor_cpu = median((FLOOR, ""), "total_ms"), median((FLOOR, ""), "cpu_ms")
+    rows = []
+    for name, code in keys[1:]:
+        total, cpu = median((name, code), "total_ms"), median((name, code), "cpu_ms")
+        rows.append(
+            {
+                "handler": name,
+                "code": code,
+                # Outside Lambda powertools turns tracing off whatever the variable says.
+                "tracing": ("enabled" if tracing else "disabled") if in_lambda else "off:local",
+                "in_lambda": in_lambda,
+                "import_ms": round(total, 1),
+                "floor_ms": round(floor, 1),
+                "difference_ms": round(total - floor, 1),
+                "import_only_ms": round(median((name, code), "import_ms"), 1),
+                "cpu_ms": round(cpu, 1),
+                "floor_cpu_ms": round(floor_cpu, 1),
+                "cpu_difference_ms": round(cpu - floor_cpu, 1),
+                "repeat": repeat,
+            }
+        )
+    return rows
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    header = (
+        f"{'handler':<15} {'tracing':<9} {'code':<8} {'import ms':>9} {'floor ms':>8} "
+        f"{'difference':>10} | {'import only':>11} | {'cpu ms':>7} {'floor':>6} {'cpu diff':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        flag = "" if row["difference_ms"] <= TARGET_MS else "  > +100 ms"
+        print(
+            f"{row['handler']:<15} {row['tracing']:<9} {row['code']:<8} {row['import_ms']:>9.1f} "
+            f"{row['floor_ms']:>8.1f} {row['difference_ms']:>+10.1f} | "
+            f"{row['import_only_ms']:>11.1f} | {row['cpu_ms']:>7.1f} {row['floor_cpu_ms']:>6.1f} "
+            f"{row['cpu_difference_ms']:>+8.1f}{flag}"
+        )
+    print(
+        f"\nmedians of {rows[0]['repeat']} fresh interpreters each; import ms: import + first "
+        "invocation's setup (wall); floor: import boto3 + one S3 client; cpu: process time"
+    )
+
+
+def importtime(name: str, *, tracing: bool, in_lambda: bool, top: int) -> None:
+    """``python -X importtime`` of one measurement: the modules that cost the most."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", probe_code(name)],
+        env=environment(name, tracing=tracing, in_lambda=in_lambda),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    entries: list[tuple[int, int, str]] = []
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, cumulative_us, module = line.removeprefix("import time:").split("|")
+        entries.append((int(self_us), int(cumulative_us), module.rstrip()))
+    print(f"{name}: {json.loads(done.stdout.strip().splitlines()[-1])}")
+    for title, key in (("self", 0), ("cumulative", 1)):
+        print(f"\n-- top {top} by {title} time (ms) --")
+        for entry in sorted(entries, key=lambda e: e[key], reverse=True)[:top]:
+            print(f"{entry[0] / 1000:8.1f} {entry[1] / 1000:8.1f}  {entry[2]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9, help="fresh interpreters per figure")
+    parser.add_argument("--tracing", choices=("enabled", "disabled", "both"), default="both")
+    parser.add_argument(
+        "--outside-lambda", action="store_true", help="leave LAMBDA_TASK_ROOT (and co.) unset"
+    )
+    parser.add_argument("--handler", action="append", choices=sorted(HANDLERS), default=None)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout's functions/ directory, measured in turn with this one "
+        "(e.g. git archive HEAD | tar -x -C /tmp/base; --baseline /tmp/base/functions)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--importtime", choices=[*sorted(HANDLERS), FLOOR], default=None)
+    parser.add_argument("--top", type=int, default=25, help="rows of --importtime")
+    args = parser.parse_args()
+    in_lambda = not args.outside_lambda
+    modes = {"enabled": [True], "disabled": [False], "both": [True, False]}[args.tracing]
+    if not in_lambda:
+        modes = modes[:1]  # the same figure twice: tracing is off either way
+    if args.importtime:
+        importtime(args.importtime, tracing=modes[0], in_lambda=in_lambda, top=args.top)
+        return
+    names = args.handler or list(HANDLERS)
+    codes = {"current": FUNCTIONS}
+    if args.baseline is not None:
+        codes["baseline"] = args.baseline.resolve()
+    rows = [
+        row
+        for tracing in modes
+        for row in run(names, repeat=args.repeat, tracing=tracing, in_lambda=in_lambda, codes=codes)
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""Cold start (issue 12): what importing a handler loads, and that tracing still works.
+
+Each check runs in a fresh interpreter with a deployed function's environment: LAMBDA_TASK_ROOT
+is set, so powertools traces unless POWERTOOLS_TRACE_DISABLED is. ``scripts/bench_cold_start.py``
+measures the times; these tests keep the causes away:
+
+* the Tracer patches botocore only (powertools' default, ``patch_all``, imports every library
+  the X-Ray SDK can patch: requests, sqlite3, ...);
+* where tracing is disabled (the local cloud, tests, ``POWERTOOLS_TRACE_DISABLED``), the X-Ray
+  SDK is not imported at all (powertools' own provider imports it for any Tracer; outside
+  Lambda it then builds a client for centralized sampling);
+* no handler reads a dataset contract before an object of that dataset is processed;
+* where tracing is enabled, an invocation still records its handler subsegment (with the
+  annotations) and a subsegment per AWS call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
+HANDLERS = ("process", "resolve", "classify_error", "quarantine", "reconcile")
+
+# Libraries the X-Ray SDK's patch_all would import when installed; none is used by the functions.
+NOT_PATCHED = (
+    "aiobotocore",
+    "httpx",
+    "mysql",
+    "pg8000",
+    "psycopg",
+    "psycopg2",
+    "pymongo",
+    "pymysql",
+    "pynamodb",
+    "requests",
+    "sqlalchemy",
+    "sqlite3",
+)
+# Imported by powertools' batch utilities when pydantic is already loaded (every parser model
+# of every AWS event: ~100 ms); ReconcileFunction imports them before pydantic.
+PARSER_MODELS = "aws_lambda_powertools.utilities.parser.models"
+# The X-Ray SDK's recorder and patchers (not its package root: powertools turns the SDK off
+# through aws_xray_sdk.global_sdk_config, a few lines).
+XRAY_SDK = ("aws_xray_sdk.core", "aws_xray_sdk.ext")
+
+# Records every contract file opened, from before the handler is imported.
+_CONTRACT_AUDIT = """
+import json, os, sys
+
+contracts_opened = []
+
+
+def _audit(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(args[0]).replace(os.sep, "/")
+        if "/ingest_pipeline/contracts/" in path and path.endswith(".json"):
+            contracts_opened.append(path)
+
+
+sys.addaudithook(_audit)
+"""
+
+
+def run_python(code: str, *, lambda_env: bool = True, tracing: bool = True) -> Any:
+    """Run ``code`` in a fresh interpreter; the JSON its last output line holds."""
+    drop = ("AWS_", "POWERTOOLS_", "LAMBDA_", "_X_AMZN_", "_HANDLER")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(FUNCTIONS), env.get("PYTHONPATH")])),
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_SESSION_TOKEN": "testing",
+            "AWS_CONFIG_FILE": os.devnull,
+            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+            "POWERTOOLS_SERVICE_NAME": "cold-start-test",
+            "POWERTOOLS_METRICS_NAMESPACE": "Test",
+        }
+    )
+    if lambda_env:
+        env["LAMBDA_TASK_ROOT"] = str(FUNCTIONS)
+    if not tracing:
+        env["POWERTOOLS_TRACE_DISABLED"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_a_traced_handler_imports_only_what_it_uses(handler: str) -> None:
+    loaded = run_python(
+        _CONTRACT_AUDIT
+        + f"""
+import ingest_pipeline.handlers.{handler}
+
+after_import = list(contracts_opened)
+unwanted = sorted(
+    name for name in sys.modules
+    if name.split(".")[0] in {NOT_PATCHED!r} or name.startswith({PARSER_MODELS!r})
+)
+from aws_xray_sdk.core import patcher
+from ingest_pipeline.logic import contracts
+
+cached = contracts.load_contract.cache_info().currsize
+contracts.load_contract("orders")  # the audit sees a contract being read
+print(json.dumps({{
+    "patched": sorted(patcher._PATCHED_MODULES),
+    "unwanted": unwanted,
+    "contracts_opened": after_import,
+    "contracts_cached": cached,
+    "audit_works": len(contracts_opened) > len(after_import),
+}}))
+"""
+    )
+    assert loaded["patched"] == ["botocore"]
+    assert loaded["unwanted"] == []
+    assert loaded["contracts_opened"] == [] and loaded["contracts_cached"] == 0
+    assert loaded["audit_works"]
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        pytest.param({"tracing": False}, id="POWERTOOLS_TRACE_DISABLED"),
+        pytest.param({"lambda_env": False}, id="outside-lambda"),
+    ],
+)
+def test_without_tracing_no_handler_imports_the_xray_sdk(environment: dict[str, bool]) -> None:
+    imports = "\n".join(f"import ingest_pipeline.handlers.{name}" for name in HANDLERS)
+    loaded = run_python(
+        f"""
+import json, sys
+{imports}
+from ingest_pipeline.observability import tracer
+
+print(json.dumps({{
+    "disabled": tracer.disabled,
+    "xray": sorted(name for name in sys.modules if name.startswith({XRAY_SDK!r})),
+}}))
+""",
+        **environment,
+    )
+    assert loaded["disabled"] is True
+    assert loaded["xray"] == []
+
+
+def test_a_traced_invocation_records_the_handler_and_its_aws_calls() -> None:
+    """ResolveObjectVersion with tracing on: its HeadObject (stubbed) is traced by the botocore
+    patch, inside the handler's subsegment; the X-Ray SDK's emitter is replaced by a list."""
+    entities = run_python(
+        """
+import datetime, json, os
+from botocore.stub import Stubber
+
+os.environ["_X_AMZN_TRACE_ID"] = (
+    "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+)
+from ingest_pipeline.dal import s3
+from ingest_pipeline.handlers import resolve
+from aws_xray_sdk.core import xray_recorder
+
+
+class Emitter:
+    def __init__(self):
+        self.sent = []
+
+    def send_entity(self, entity):
+        self.sent.append(json.loads(entity.serialize()))
+
+    def set_daemon_address(self, address):
+        pass
+
+
+emitter = Emitter()
+xray_recorder.configure(emitter=emitter)
+stubber = Stubber(s3.s3_client())
+stubber.add_response(
+    "head_object",
+    {
+        "VersionId": "v1",
+        "ETag": '"etag"',
+        "LastModified": datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+        "ContentLength": 3,
+    },
+    {"Bucket": "example-bucket", "Key": "incoming/orders/a.csv"},
+)
+stubber.activate()
+
+
+class Context:
+    function_name = "resolve"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:resolve"
+    aws_request_id = "request-1"
+
+
+resolve.handler({"object": {"bucket": "example-bucket", "key": "incoming/orders/a.csv"}}, Context())
+stubber.assert_no_pending_responses()
+print(json.dumps(emitter.sent))
+"""
+    )
+    by_name = {entity["name"]: entity for entity in entities}
+    handler, call = by_name["## handler"], by_name["s3"]
+    assert handler["parent_id"] == "53995c3f42cd8ad8"  # the function's segment (Lambda's)
+    assert handler["annotations"] == {
+        "object_key": "incoming/orders/a.csv",
+        "ColdStart": True,
+        "Service": "cold-start-test",
+    }
+    assert call["namespace"] == "aws" and call["aws"]["operation"] == "HeadObject"
+    assert call["parent_id"] == handler["id"]
+
+
+def test_the_disabled_provider_records_nothing_and_loads_no_sdk() -> None:
+    from ingest_pipeline.observability import XRayProvider
+
+    provider = XRayProvider()
+    with provider.in_subsegment(name="## sync") as segment:
+        segment.put_annotation(key="k", value="v")
+        segment.put_metadata(key="k", value={"v": 1})
+        segment.add_exception(ValueError("x"), [])
+
+    async def traced() -> None:
+        async with provider.in_subsegment_async(name="## async") as segment:
+            segment.put_annotation(key="k", value=1)
+
+    asyncio.run(traced())
+    provider.put_annotation(key="k", value=True)
+    provider.put_metadata(key="k", value="v")
+    assert "recorder" not in vars(provider)  # the X-Ray SDK's recorder was never asked for
