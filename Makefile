@@ -135,9 +135,11 @@ unit: bootstrap  ## unit tests only
 demo: $(DEV_STAMP)  ## every workflow path through the local cloud (S3 -> EventBridge -> Step Functions), one table
 	$(BIN)/ingestctl local demo
 
-bench: bootstrap  ## latency per path, 1,000-object burst, make test wall time, redrive vs seed 002
+bench: bootstrap  ## latency per path, burst, make test wall time, redrive, transform MB/s, cold start
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 	$(PY) scripts/bench_redrive.py $(REDRIVE_BENCH_ARGS)
+	$(PY) scripts/bench_transform.py
+	$(PY) scripts/bench_cold_start.py --tracing both
 
 up: $(DEV_STAMP)  ## serve the local cloud on 127.0.0.1:4566 (ingestctl local up)
 	$(BIN)/ingestctl local up --outputs .localcloud/outputs.json
