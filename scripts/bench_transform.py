@@ -42,6 +42,7 @@ from typing import Any
 
 from ingest_pipeline.logic.contracts import Column, ColumnType, Contract, known_datasets
 from ingest_pipeline.logic.contracts import load_contract as load
+from ingest_pipeline.logic.deadline import TimeBudget
 from ingest_pipeline.logic.transform import Summary, convert
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,6 +195,29 @@ def transform_at(revision: str) -> ModuleType:
     return module
 
 
+# Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB. The transform
+# runs on one thread, so more memory than that buys it nothing.
+FULL_VCPU_MB = 1769
+MEMORY_SIZES = (512, 1024, 1769, 3008, 10240)
+TIMEOUTS = (300, 900)
+
+
+def largest_files(mbps: float) -> str:
+    """A Markdown table: the largest file the single-Lambda path finishes, per MemorySize and
+    Timeout, at ``mbps`` MB/s of one full vCPU, keeping the time budget's margin (deadline.py).
+    The S3 download and upload overlap with the CPU work and are not counted."""
+    rows = ["| MemorySize | " + " | ".join(f"Timeout {t} s" for t in TIMEOUTS) + " |"]
+    rows.append("|---:|" + "---:|" * len(TIMEOUTS))
+    for memory in MEMORY_SIZES:
+        share = min(1.0, memory / FULL_VCPU_MB)
+        cells = []
+        for timeout in TIMEOUTS:
+            usable = timeout - TimeBudget(size=0, limit_seconds=timeout).margin_seconds
+            cells.append(f"{mbps * share * usable / 1000:.1f} GB")
+        rows.append(f"| {memory} MB | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=20.0, help="size of each file (MB)")
@@ -246,6 +270,14 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result)
         if not args.json:
             print(line)
+    slowest = min(results, key=lambda r: r["transformMBps"])
+    if not args.json:
+        print(
+            f"\nLargest file on the single-Lambda path at {slowest['transformMBps']} MB/s "
+            f"({slowest['dataset']}, the slowest contract) per vCPU, if a Lambda vCPU is as fast "
+            "as one core here:\n"
+        )
+        print(largest_files(slowest["transformMBps"]))
     if args.json:
         report = {
             "python": sys.version.split()[0],
