@@ -436,3 +436,53 @@ def test_an_alarm_notification_has_the_published_shape(p: Pipeline) -> None:
     assert re.fullmatch(date, ours["StateChangeTime"])
     assert ours["Trigger"]["TreatMissingData"].split(":")[0] == "- TreatMissingData"
     assert ours["AlarmArn"].split(":")[:3] == published["AlarmArn"].split(":")[:3]
+
+
+def _keys(value: Any, path: str = "") -> set[str]:
+    """Every key path of a JSON document ("detail.object.key", ...)."""
+    if not isinstance(value, dict):
+        return set()
+    found = set()
+    for key, inner in value.items():
+        found.add(path + key)
+        found |= _keys(inner, f"{path}{key}.")
+    return found
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "aws-docs-s3-object-created.json",
+        "powertools-s3EventBridgeNotificationObjectCreatedEvent.json",
+    ],
+)
+def test_doctors_probe_event_is_the_published_object_created_event(p: Pipeline, name: str) -> None:
+    """`ingestctl doctor` asks TestEventPattern about an event it builds: it has every field of
+    the published one, and the deployed rule answers for the published event (moved to this
+    bucket and prefix) exactly as for doctor's."""
+    from datetime import UTC, datetime
+
+    from ingest_tools.doctor.checks import object_created_event
+
+    published = sample(name)
+    bucket = p.bucket
+    probe = object_created_event(
+        bucket, f"{PREFIX}probe.csv", account=p.cloud.account_id, region=p.cloud.region,
+        now=datetime.now(UTC),
+    )  # fmt: skip
+    assert _keys(published) <= _keys(probe), sorted(_keys(published) - _keys(probe))
+
+    moved = copy.deepcopy(published)
+    moved["detail"]["bucket"]["name"] = bucket
+    moved["resources"] = [f"arn:aws:s3:::{bucket}"]
+    moved["detail"]["object"]["key"] = f"{PREFIX}published.csv"
+    rule = p.stack.outputs["ObjectCreatedRuleArn"].rsplit("/", 1)[-1]
+    pattern = p.events.describe_rule(Name=rule)["EventPattern"]
+
+    def matches(event: dict[str, Any]) -> bool:
+        result = p.events.test_event_pattern(EventPattern=pattern, Event=json.dumps(event))
+        return bool(result["Result"])
+
+    assert matches(moved) and matches(probe)
+    moved["detail"]["object"]["key"] = "processed/orders/published.jsonl"
+    assert not matches(moved)  # the pipeline's own output does not start it again
