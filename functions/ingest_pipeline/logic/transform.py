@@ -27,7 +27,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from operator import call
@@ -62,6 +62,7 @@ class Summary:
     bytes_in: int = 0
     bytes_out: int = 0
     sha256: str = ""
+    lines: int = 0  # physical lines read (set when the conversion completes)
     _digest: Any = field(default_factory=hashlib.sha256, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,10 +82,20 @@ class _LineSource:
     at a time (``blocks`` counts them): a bad line raises its error only once the lines
     before it were consumed."""
 
-    def __init__(self, source: IO[bytes], summary: Summary, limit: int) -> None:
+    def __init__(
+        self,
+        source: IO[bytes],
+        summary: Summary,
+        limit: int,
+        stop_at: int | None = None,
+        at_record_end: Callable[[], bool] | None = None,
+    ) -> None:
         self._source = source
         self._summary = summary
         self._limit = limit
+        self._stop_at = stop_at
+        self._at_record_end = at_record_end
+        self.continued = 0  # bytes read after stop_at (whole lines), to finish a record
         self.blocks = 0
         self.lines: Iterator[str] = chain.from_iterable(self._blocks())
 
@@ -92,9 +103,13 @@ class _LineSource:
         limit = self._limit
         number = 0  # lines handed out so far
         pending = b""  # the start of a line whose end was not read yet
+        left = self._stop_at  # bytes before the stop (None: read to the end)
         while True:
-            block = self._source.read(READ_BLOCK_BYTES)
+            want = READ_BLOCK_BYTES if left is None else min(READ_BLOCK_BYTES, left)
+            block = self._source.read(want) if want else b""
             if block:
+                if left is not None:
+                    left -= len(block)
                 self._summary.bytes_in += len(block)
                 data = pending + block if pending else block
                 cut = data.rfind(b"\n") + 1
@@ -102,7 +117,7 @@ class _LineSource:
             else:
                 complete, pending = pending, b""
                 if not complete:
-                    return
+                    break
             if complete:
                 lines, error = _decode_lines(complete, number, limit)
                 if lines:
@@ -113,6 +128,31 @@ class _LineSource:
                     raise error
             if len(pending) > limit:  # already longer than a line may be, whatever follows
                 raise LineTooLongError(f"line is longer than {limit} bytes", line=number + 1)
+        if left == 0:
+            yield from self._continuation(number)
+
+    def _continuation(self, number: int) -> Iterator[list[str]]:
+        """After ``stop_at``: the lines that finish the record in progress, one at a time,
+        until the reader is at a record's end (``at_record_end``) or the source ends."""
+        limit = self._limit
+        at_record_end = self._at_record_end or (lambda: True)
+        while not at_record_end():
+            raw = self._source.readline(limit + 2)
+            if not raw:
+                return
+            number += 1
+            if len(raw.removesuffix(b"\n")) > limit:
+                raise LineTooLongError(f"line is longer than {limit} bytes", line=number)
+            self._summary.bytes_in += len(raw)
+            self.continued += len(raw)
+            try:
+                yield [raw.decode("utf-8")]
+            except UnicodeDecodeError as exc:
+                raise EncodingError(
+                    f"not valid UTF-8 at byte {exc.start} of the line "
+                    f"({raw[exc.start : exc.start + 4]!r})",
+                    line=number,
+                ) from None
 
 
 def _decode_lines(data: bytes, number: int, limit: int) -> tuple[list[str], DataError | None]:
@@ -184,15 +224,30 @@ def convert(
     summary: Summary,
     *,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    stop_at: int | None = None,
 ) -> Iterator[bytes]:
     """Yield one UTF-8 JSON line per CSV record; raise a DataError at the first bad line.
 
     Value errors are collected (up to ``MAX_REPORTED_ERRORS``) before raising, so a data
     owner sees several problems at once; structural errors stop at once.
+
+    ``stop_at`` (a line start, in bytes from the start of ``source``) converts only the
+    records that start before it: the source is read past it only to finish a record that
+    started before (the large-file path's chunks, ``logic/chunks.py``). ``summary.lines``
+    then tells how many lines were read, ``summary.bytes_in`` how many bytes.
     """
     csv.field_size_limit(max_line_bytes)
-    source_lines = _LineSource(source, summary, max_line_bytes)
-    reader = csv.reader(source_lines.lines, strict=True)
+    ends: _RecordEnds | None = None
+    source_lines = _LineSource(
+        source,
+        summary,
+        max_line_bytes,
+        stop_at=stop_at,
+        at_record_end=lambda: ends is not None and ends.at_record_end(),
+    )
+    reader: Any = csv.reader(source_lines.lines, strict=True)
+    if stop_at is not None:
+        reader = ends = _RecordEnds(reader)
     try:
         header = _read_header(reader, contract)
     except csv.Error as exc:
@@ -216,9 +271,39 @@ def convert(
             raise error
         if not batch:
             break
+    summary.lines = reader.line_num
     if rows.problems:
         raise _value_error(rows.problems)
     summary.sha256 = summary._digest.hexdigest()
+
+
+class _RecordEnds:
+    """A csv reader that remembers the line its last record ended on, so the line source
+    can tell whether the reader is between records (``at_record_end``)."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+        self._records = self._track()
+        self.last_end = 0
+
+    def _track(self) -> Iterator[list[str]]:
+        reader = self._reader
+        for record in reader:
+            self.last_end = reader.line_num
+            yield record
+
+    def __iter__(self) -> Iterator[list[str]]:
+        return self._records
+
+    def __next__(self) -> list[str]:
+        return next(self._records)
+
+    @property
+    def line_num(self) -> int:
+        return int(self._reader.line_num)
+
+    def at_record_end(self) -> bool:
+        return self.last_end == self._reader.line_num
 
 
 def _read_batch(
