@@ -112,6 +112,21 @@ class Settings(EnvSettings):
         )
 
 
+class LargeObjectSettings(EnvSettings):
+    """The large-file path (Distributed Map): when an object takes it, and its chunk size.
+
+    ``LARGE_OBJECT_THRESHOLD_BYTES``: ProcessFunction hands objects of at least this size to
+    the large-file path (0: never; it then reports ObjectTooLargeError when an object cannot
+    finish in its time). ``CHUNK_BYTES``: SplitObjectFunction cuts them about this often."""
+
+    threshold_bytes: int = Field(default=0, alias="LARGE_OBJECT_THRESHOLD_BYTES", ge=0)
+    chunk_bytes: int = Field(default=64 * 1024 * 1024, alias="CHUNK_BYTES", ge=1024)
+
+    @property
+    def enabled(self) -> bool:
+        return self.threshold_bytes > 0
+
+
 class ReconcileSettings(EnvSettings):
     """ReconcileFunction: its resources and the reconciliation policy."""
 

@@ -49,6 +49,55 @@ class ProcessRequest(_Model):
     execution_arn: str = Field(default="local", alias="executionArn")
 
 
+class PlanModel(_Model):
+    """The large-file path's plan (SplitObject's result, ``$.plan``)."""
+
+    bucket: str = Field(min_length=1)
+    key: str = Field(min_length=1)  # the JSON list of chunks the Map's ItemReader reads
+    header_end: int = Field(alias="headerEnd", ge=0)
+    header_lines: int = Field(alias="headerLines", ge=0)
+    size: int = Field(ge=0)
+    chunk_count: int = Field(alias="chunkCount", ge=0)
+    round: int = Field(ge=1)
+
+
+class ChunkModel(_Model):
+    index: int = Field(ge=0)
+    start: int = Field(ge=0)
+    stop: int = Field(ge=0)
+
+
+class ChunkRequest(_Model):
+    """ProcessChunk's input: one item of the Map (its ItemSelector)."""
+
+    object: ObjectRef
+    chunk: ChunkModel
+    plan: PlanModel
+    execution_arn: str = Field(default="local", alias="executionArn")
+
+
+class ResultWriterDetails(_Model):
+    bucket: str = Field(alias="Bucket", min_length=1)
+    key: str = Field(alias="Key", min_length=1)
+
+
+class MapRunResult(_Model):
+    """A Distributed Map's output when it has a ResultWriter."""
+
+    map_run_arn: str = Field(default="", alias="MapRunArn")
+    result_writer_details: ResultWriterDetails = Field(alias="ResultWriterDetails")
+
+
+class AssembleRequest(_Model):
+    """AssembleOutput's input: the object, its plan and where the Map wrote its results."""
+
+    object: ObjectRef
+    plan: PlanModel
+    chunks: MapRunResult
+    attempt: int = Field(default=1, ge=1)
+    execution_arn: str = Field(default="local", alias="executionArn")
+
+
 class CaughtErrorModel(_Model):
     error: str = Field(alias="Error", min_length=1)
     cause: str = Field(default="", alias="Cause")
@@ -244,6 +293,14 @@ class Outcome(StrEnum):
 
     PROCESSED = "PROCESSED"
     SUPERSEDED = "SUPERSEDED"
+
+
+class Route(StrEnum):
+    """An ``outcome`` of ProcessObject / AssembleOutput that is not recorded: the workflow
+    goes on (ChooseProcessingPath)."""
+
+    SPLIT = "SPLIT"  # too big for one function: the large-file path
+    REALIGN = "REALIGN"  # a chunk started inside a record: plan again
 
 
 # What the OpenStateIndex projects (template.yaml: NonKeyAttributes): what an OpenRecord reads,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
+import json
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from ingest_pipeline.errors import (
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+
+    from ingest_pipeline.logic.chunks import CopyPart, UploadPart
 
 READ_BUFFER_BYTES = 256 * 1024
 TRANSFER_CONFIG = TransferConfig(
@@ -122,7 +125,22 @@ class ObjectReplacedError(Exception):
     Not part of the taxonomy: the process step records the object as superseded."""
 
 
-def open_object(bucket: str, key: str, version_id: str | None) -> OpenedObject:
+def _version_args(version_id: str | None) -> dict[str, Any]:
+    """GetObject's arguments that pin the identity's version (VersionId, or If-Match on a
+    content version's ETag)."""
+    args: dict[str, Any] = {}
+    s3_version = identity.s3_version_id(version_id)
+    if s3_version is not None:
+        args["VersionId"] = s3_version
+    etag = identity.content_version_etag(version_id)
+    if etag is not None:
+        args["IfMatch"] = f'"{etag}"'
+    return args
+
+
+def open_object(
+    bucket: str, key: str, version_id: str | None, *, first_byte: int = 0
+) -> OpenedObject:
     """Open exactly the object version an identity names, for streaming.
 
     The key is used as given: the identity decided once, where the trigger entered, whether
@@ -130,13 +148,9 @@ def open_object(bucket: str, key: str, version_id: str | None) -> OpenedObject:
     content version (unversioned bucket) reads the current object only while its ETag is
     still the one the identity was built from (If-Match).
     """
-    args: dict[str, Any] = {"Bucket": bucket, "Key": key}
-    s3_version = identity.s3_version_id(version_id)
-    if s3_version is not None:
-        args["VersionId"] = s3_version
-    etag = identity.content_version_etag(version_id)
-    if etag is not None:
-        args["IfMatch"] = f'"{etag}"'
+    args: dict[str, Any] = {"Bucket": bucket, "Key": key, **_version_args(version_id)}
+    if first_byte:
+        args["Range"] = f"bytes={first_byte}-"
     try:
         with aws_errors(f"GetObject s3://{bucket}/{key}"):
             response = s3_client().get_object(**args)
@@ -148,10 +162,13 @@ def open_object(bucket: str, key: str, version_id: str | None) -> OpenedObject:
         raise
     raw = _RawBody(response["Body"])
     body = io.BufferedReader(raw, buffer_size=READ_BUFFER_BYTES)
+    size = int(response.get("ContentLength", 0))
+    if first_byte:  # ContentRange: "bytes <first>-<last>/<size>"
+        size = int(str(response.get("ContentRange", "")).rpartition("/")[2] or size)
     return OpenedObject(
         key=key,
         version_id=response.get("VersionId"),
-        size=int(response.get("ContentLength", 0)),
+        size=size,
         etag=str(response.get("ETag", "")).strip('"'),
         last_modified=response["LastModified"],
         body=body,
@@ -378,3 +395,109 @@ def list_current_versions(
                     ),
                     version["LastModified"],
                 )
+
+
+def read_range(bucket: str, key: str, version_id: str | None, first: int, last: int) -> bytes:
+    """Bytes ``[first, last]`` of exactly the version an identity names (fewer at its end)."""
+    args: dict[str, Any] = {"Bucket": bucket, "Key": key, **_version_args(version_id)}
+    args["Range"] = f"bytes={first}-{last}"
+    try:
+        with aws_errors(f"GetObject s3://{bucket}/{key} bytes {first}-{last}"):
+            response = s3_client().get_object(**args)
+            return bytes(response["Body"].read())
+    except PipelineError as exc:
+        if is_error(exc, "InvalidRange"):  # past the end (an empty object)
+            return b""
+        if is_error(exc, "PreconditionFailed"):
+            raise ObjectReplacedError(
+                f"s3://{bucket}/{key} was overwritten after the write {version_id}"
+            ) from exc
+        raise
+
+
+def get_json(bucket: str, key: str) -> Any:
+    with aws_errors(f"GetObject s3://{bucket}/{key}"):
+        body = s3_client().get_object(Bucket=bucket, Key=key)["Body"].read()
+    return json.loads(body)
+
+
+def delete_prefix(bucket: str, prefix: str) -> int:
+    """Delete every object under ``prefix`` (current versions; the lifecycle expires the
+    rest); how many were deleted."""
+    client = s3_client()
+    deleted = 0
+    paginator = client.get_paginator("list_objects_v2")
+    with aws_errors(f"delete s3://{bucket}/{prefix}*"):
+        for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
+            keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+            if keys:
+                client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})  # type: ignore[typeddict-item]
+                deleted += len(keys)
+    return deleted
+
+
+def join_objects(
+    bucket: str,
+    key: str,
+    steps: list[CopyPart | UploadPart],
+    *,
+    content_type: str,
+    metadata: dict[str, str],
+    if_match: str | None = None,
+    if_none_match: bool = False,
+) -> None:
+    """Write ``key`` as the parts ``steps`` (``logic.chunks.assembly_steps``): S3 copies the
+    big ones (UploadPartCopy), small ones are read and uploaded. Conditional as
+    ``upload_stream``; nothing is written unless it completes."""
+    from ingest_pipeline.logic.chunks import CopyPart  # the large-file path only
+
+    extra: dict[str, Any] = {"ContentType": content_type, "Metadata": ascii_metadata(metadata)}
+    condition: dict[str, Any] = {}
+    if if_match is not None:
+        condition["IfMatch"] = f'"{if_match.strip(chr(34))}"'
+    elif if_none_match:
+        condition["IfNoneMatch"] = "*"
+    client = s3_client()
+    action = f"assemble s3://{bucket}/{key}"
+    try:
+        with aws_errors(action):
+            if not steps:
+                client.put_object(Bucket=bucket, Key=key, Body=b"", **extra, **condition)
+                return
+            upload_id = client.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
+            try:
+                parts: list[dict[str, Any]] = []
+                for number, step in enumerate(steps, start=1):
+                    if isinstance(step, CopyPart):
+                        piece = step.piece
+                        etag = client.upload_part_copy(
+                            Bucket=bucket,
+                            Key=key,
+                            UploadId=upload_id,
+                            PartNumber=number,
+                            CopySource={"Bucket": bucket, "Key": piece.key},
+                            CopySourceRange=f"bytes={piece.first}-{piece.last}",
+                        )["CopyPartResult"]["ETag"]
+                    else:
+                        body = b"".join(
+                            read_range(bucket, p.key, None, p.first, p.last) for p in step.pieces
+                        )
+                        etag = client.upload_part(
+                            Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
+                        )["ETag"]
+                    parts.append({"PartNumber": number, "ETag": etag})
+                client.complete_multipart_upload(
+                    Bucket=bucket,
+                    Key=key,
+                    UploadId=upload_id,
+                    MultipartUpload={"Parts": parts},  # type: ignore[typeddict-item]
+                    **condition,
+                )
+            except BaseException:
+                with contextlib.suppress(ClientError, BotoCoreError):
+                    client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+                raise
+    except PipelineError as exc:
+        if is_error(exc, "PreconditionFailed", "ConditionalRequestConflict"):
+            raise OutputChangedError(f"{action}: {exc.__cause__}") from exc
+        raise

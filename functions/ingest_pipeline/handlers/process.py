@@ -9,21 +9,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import quote
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ingest_pipeline.config import Settings
+from ingest_pipeline import output
+from ingest_pipeline.config import LargeObjectSettings, Settings
 from ingest_pipeline.dal import s3
-from ingest_pipeline.errors import DataError, ErrorClass, InvalidEventError, TransientError
+from ingest_pipeline.errors import (
+    DataError,
+    ErrorClass,
+    InvalidEventError,
+    ObjectTooLargeError,
+    TransientError,
+)
 from ingest_pipeline.logic import identity, keys
 from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.deadline import TimeBudget
 from ingest_pipeline.logic.transform import Summary, convert
-from ingest_pipeline.models import Outcome, ProcessRequest, parse_event
+from ingest_pipeline.models import Outcome, ProcessRequest, Route, parse_event
 from ingest_pipeline.observability import bind_object, logger, metrics, tracer
 
 
@@ -36,7 +41,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     started = time.monotonic()
     try:
         summary = process(
-            request, Settings.from_env(), remaining_ms=context.get_remaining_time_in_millis
+            request,
+            Settings.from_env(),
+            remaining_ms=context.get_remaining_time_in_millis,
+            large=LargeObjectSettings.from_env(),
         )
     except DataError as exc:
         metrics.add_metric(name="ObjectsRejected", unit=MetricUnit.Count, value=1)
@@ -63,6 +71,7 @@ def process(
     settings: Settings,
     *,
     remaining_ms: Callable[[], int] | None = None,
+    large: LargeObjectSettings | None = None,
 ) -> dict[str, Any]:
     """Convert one object version, unless a newer version of the key already owns the output.
 
@@ -82,13 +91,18 @@ def process(
     out_key = keys.output_key(obj.key)
     mine = identity.SourceVersion(obj.version_id, obj.sequencer)
     current = s3.head_object(obj.bucket, out_key)
-    newer_version = _newer_output(obj.bucket, obj.key, mine, current)
+    newer_version = output.newer_output(obj.bucket, obj.key, mine, current)
     if newer_version is not None:
-        return _superseded(request, settings, out_key, newer_version)
+        return output.superseded(request.object, settings, out_key, newer_version)
     try:
         opened = s3.open_object(obj.bucket, obj.key, obj.version_id)
     except s3.ObjectReplacedError:
-        return _superseded(request, settings, out_key, "a later write of this unversioned key")
+        return output.superseded(
+            request.object, settings, out_key, "a later write of this unversioned key"
+        )
+    if large is not None and large.enabled and opened.size >= large.threshold_bytes:
+        opened.body.close()
+        return _split(request, settings, out_key, opened.size, "its size")
     summary = Summary(dataset=dataset)
     try:
         with opened.body:
@@ -99,22 +113,21 @@ def process(
                 obj.bucket,
                 out_key,
                 lines,
-                content_type="application/x-ndjson",
-                metadata={
-                    "source-key": obj.key,  # readable (metadata is ASCII: others become '?')
-                    "source-key-url": quote(obj.key, safe="/"),  # exact
-                    "source-version-id": obj.version_id,
-                    "source-sequencer": obj.sequencer or "",
-                    "execution-arn": request.execution_arn,
-                },
+                content_type=output.CONTENT_TYPE,
+                metadata=output.metadata(obj, request.execution_arn),
                 if_match=current.etag if current is not None else None,
                 if_none_match=current is None,
             )
+    except ObjectTooLargeError:
+        if large is None or not large.enabled:
+            raise
+        # Nothing was written (the upload was aborted): the large-file path takes it.
+        return _split(request, settings, out_key, opened.size, "the time it would take")
     except s3.OutputChangedError as exc:
         changed = s3.head_object(obj.bucket, out_key)
-        newer_version = _newer_output(obj.bucket, obj.key, mine, changed)
+        newer_version = output.newer_output(obj.bucket, obj.key, mine, changed)
         if newer_version is not None:
-            return _superseded(request, settings, out_key, newer_version)
+            return output.superseded(request.object, settings, out_key, newer_version)
         raise TransientError(
             f"{out_key} was written by another execution while this one wrote it; retrying"
         ) from exc
@@ -124,7 +137,22 @@ def process(
         "outputKey": out_key,
         "outcome": Outcome.PROCESSED.value,
         "supersededBy": "",
-        "expiresAt": _expires_at(settings),
+        "expiresAt": output.expires_at(settings),
+    }
+
+
+def _split(
+    request: ProcessRequest, settings: Settings, out_key: str, size: int, reason: str
+) -> dict[str, Any]:
+    """Hand the object to the large-file path (the workflow's ChooseProcessingPath)."""
+    logger.info("object goes to the large-file path", size=size, reason=reason)
+    return {
+        **Summary(dataset=keys.dataset_of(request.object.key), bytes_in=size).to_dict(),
+        "sourceKey": request.object.key,
+        "outputKey": out_key,
+        "outcome": Route.SPLIT.value,
+        "supersededBy": "",
+        "expiresAt": output.expires_at(settings),
     }
 
 
@@ -144,46 +172,3 @@ def _within_time(
             elapsed = time.monotonic() - started
             budget.check(opened.bytes_read(), elapsed, remaining_at_start - elapsed)
         yield chunk
-
-
-def _newer_output(
-    bucket: str, key: str, mine: identity.SourceVersion, output: s3.ObjectHead | None
-) -> str | None:
-    """The version id of the newer version the output was made from, or None when this
-    version may write it (no output yet, the same version, or an older one)."""
-    if output is None:
-        return None
-    theirs = output.metadata.get("source-version-id")
-    if not theirs or output.metadata.get("source-key-url") != quote(key, safe="/"):
-        # Not written by this pipeline from this key (incoming/x.csv and incoming/x share
-        # processed/x.jsonl): versions of different keys have no order; ours replaces it.
-        return None
-    other = identity.SourceVersion(theirs, output.metadata.get("source-sequencer") or None)
-    if other.version_id == mine.version_id:
-        return None
-    mine_is_newer = identity.newer(mine, other)
-    if mine_is_newer is None:
-        listing = s3.key_versions(bucket, key)
-        mine_is_newer = identity.newer_by_listing(mine.version_id, other.version_id, listing)
-    return None if mine_is_newer else other.version_id
-
-
-def _superseded(
-    request: ProcessRequest, settings: Settings, out_key: str, newer_version: str
-) -> dict[str, Any]:
-    logger.info("object superseded", output_key=out_key, superseded_by=newer_version)
-    metrics.add_metric(name="ObjectsSuperseded", unit=MetricUnit.Count, value=1)
-    return {
-        **Summary(dataset=keys.dataset_of(request.object.key)).to_dict(),
-        "sourceKey": request.object.key,
-        "outputKey": out_key,
-        "outcome": Outcome.SUPERSEDED.value,
-        "supersededBy": newer_version,
-        "expiresAt": _expires_at(settings),
-    }
-
-
-def _expires_at(settings: Settings) -> str:
-    """The state record's TTL (epoch seconds, a string as DynamoDB's N type wants it)."""
-    expires_at = datetime.now(UTC) + timedelta(days=settings.failure_policy.record_retention_days)
-    return str(int(expires_at.timestamp()))

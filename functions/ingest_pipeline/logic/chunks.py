@@ -240,12 +240,17 @@ def chunk_report(
     )
 
 
-def _end_after_values(chunk: Chunk, header: bytes, summary: Summary, error: DataError) -> int | None:
+def _end_after_values(
+    chunk: Chunk, header: bytes, summary: Summary, error: DataError
+) -> int | None:
     """A chunk with fewer than ``MAX_REPORTED_ERRORS`` bad values read to its end (the
     conversion raised after it): that end still tells where the next chunk starts."""
-    if isinstance(error, ValueTypeError) and summary.lines:
-        if len(error.details.get("errors", [])) < MAX_REPORTED_ERRORS:
-            return chunk.start + summary.bytes_in - len(header)
+    if (
+        isinstance(error, ValueTypeError)
+        and summary.lines
+        and len(error.details.get("errors", [])) < MAX_REPORTED_ERRORS
+    ):
+        return chunk.start + summary.bytes_in - len(header)
     return None
 
 

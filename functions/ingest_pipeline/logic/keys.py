@@ -7,6 +7,10 @@ from ingest_pipeline.errors import UnknownDatasetError
 INCOMING_PREFIX = "incoming/"
 PROCESSED_PREFIX = "processed/"
 QUARANTINE_PREFIX = "quarantine/"
+# The large-file path's working files (plans, chunk outputs, Map Run results); the bucket's
+# lifecycle deletes what a failed execution leaves there.
+WORK_PREFIX = "work/"
+MAP_RESULTS_PREFIX = f"{WORK_PREFIX}map-results"
 
 
 def relative_key(key: str) -> str:
@@ -45,3 +49,21 @@ def quarantine_key(key: str) -> str:
 def correlation_id(bucket: str, key: str, version_id: str | None) -> str:
     """One id for every log line about one object version."""
     return f"s3://{bucket}/{key}#{version_id or 'null'}"
+
+
+def execution_name(execution_arn: str) -> str:
+    """The execution's name: the last part of its ARN (``...:execution:<machine>:<name>``)."""
+    return execution_arn.rsplit(":", 1)[-1] or "local"
+
+
+def work_prefix(execution_arn: str, round_: int) -> str:
+    """Where one round of an execution's large-file work lives."""
+    return f"{WORK_PREFIX}{execution_name(execution_arn)}/r{round_}/"
+
+
+def plan_key(execution_arn: str, round_: int) -> str:
+    return f"{work_prefix(execution_arn, round_)}plan.json"
+
+
+def part_key(execution_arn: str, round_: int, index: int) -> str:
+    return f"{work_prefix(execution_arn, round_)}part-{index:05d}.jsonl"

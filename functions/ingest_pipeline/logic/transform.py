@@ -303,7 +303,7 @@ class _RecordEnds:
         return int(self._reader.line_num)
 
     def at_record_end(self) -> bool:
-        return self.last_end == self._reader.line_num
+        return self.last_end == self.line_num
 
 
 def _read_batch(

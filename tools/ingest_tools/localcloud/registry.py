@@ -35,6 +35,9 @@ from ingest_tools.localcloud.fixes import (
     sfn_cloudformation_state_machine,
     sfn_context_timestamps,
     sfn_failure_passthrough,
+    sfn_map_express_children,
+    sfn_map_result_writer,
+    sfn_map_tolerated_failures,
     sfn_sdk_error_names,
     sqs_dead_letter_source,
 )
@@ -77,6 +80,9 @@ FIXES: list[Patch] = [
     *sfn_cloudformation_state_machine.PATCHES,
     *sfn_context_timestamps.PATCHES,
     *sfn_failure_passthrough.PATCHES,
+    *sfn_map_express_children.PATCHES,
+    *sfn_map_result_writer.PATCHES,
+    *sfn_map_tolerated_failures.PATCHES,
     *sfn_sdk_error_names.PATCHES,
     *sqs_dead_letter_source.PATCHES,
 ]

@@ -1,0 +1,227 @@
+"""AssembleOutput: after the Distributed Map, merge the chunks' reports and write the one
+output object of the large-file path (``logic/chunks.py``).
+
+Reads the Map Run's results through its ResultWriter (manifest.json, then the SUCCEEDED
+result files: each child execution's output), then, in chunk order:
+
+* a chunk that failed (an error of the taxonomy its child execution caught) is raised by its
+  name, as ProcessObject would have raised it: the workflow routes it the same way;
+* a chunk that did not start where the one before ended is planned again: outcome REALIGN,
+  with the new plan (at most ``logic.chunks.MAX_ROUNDS`` plans);
+* bad data is raised as the single-Lambda path raises it for the whole file (the file's
+  line numbers): the workflow quarantines the object;
+* otherwise the chunks' outputs become ``processed/<key>.jsonl`` in one multipart upload
+  (S3 copies the parts), written only if no newer version of the key owns it, as ProcessObject
+  writes it. The execution's working files are deleted.
+
+Output: ProcessObject's summary (outcome PROCESSED or SUPERSEDED), or REALIGN and ``plan``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ingest_pipeline import errors, output
+from ingest_pipeline.config import Settings
+from ingest_pipeline.dal import s3
+from ingest_pipeline.errors import (
+    ConfigurationError,
+    DataError,
+    ErrorClass,
+    ObjectTooLargeError,
+    PipelineError,
+    TransientError,
+)
+from ingest_pipeline.handlers.split import write_plan
+from ingest_pipeline.logic import chunks, identity, keys
+from ingest_pipeline.logic.failure import CaughtError
+from ingest_pipeline.logic.transform import Summary
+from ingest_pipeline.models import AssembleRequest, Outcome, Route, parse_event
+from ingest_pipeline.observability import bind_object, logger, metrics, tracer
+
+_TIMEOUTS = {"States.Timeout", "Sandbox.Timedout"}
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = parse_event(event, AssembleRequest)
+    bind_object(request.object, request.execution_arn, request.attempt)
+    started = time.monotonic()
+    try:
+        summary = assemble(request, Settings.from_env())
+    except DataError as exc:
+        metrics.add_metric(name="ObjectsRejected", unit=MetricUnit.Count, value=1)
+        logger.warning(
+            "object rejected",
+            error=type(exc).__name__,
+            error_class=ErrorClass.PERMANENT.value,
+            error_code=exc.code,
+            line=exc.line,
+            cause=exc.message,
+        )
+        raise
+    if summary["outcome"] == Outcome.PROCESSED:
+        metrics.add_metric(name="ObjectsProcessed", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name="RowsProcessed", unit=MetricUnit.Count, value=summary["rows"])
+        duration_ms = round((time.monotonic() - started) * 1000)
+        logger.info(
+            "object processed",
+            duration_ms=duration_ms,
+            **{k: v for k, v in summary.items() if k != "plan"},
+        )
+    return summary
+
+
+def assemble(request: AssembleRequest, settings: Settings) -> dict[str, Any]:
+    plan = request.plan
+    planned = [chunks.Chunk(**item) for item in s3.get_json(plan.bucket, plan.key)]
+    reports: list[chunks.ChunkReport] = []
+    failures: list[tuple[int, CaughtError]] = []
+    for result in map_results(request):
+        if "failure" in result:
+            failure = result["failure"] or {}
+            caught = CaughtError(str(failure.get("Error", "")), str(failure.get("Cause", "")))
+            failures.append((int(result.get("index", -1)), caught))
+        else:
+            reports.append(chunks.ChunkReport.from_dict(result["report"]))
+    if failures:
+        index, caught = min(failures, key=lambda item: item[0])
+        raise chunk_failure(index, caught, plan.size)
+    merged = chunks.merge_chunks(planned, reports, plan.header_lines)
+    if isinstance(merged, chunks.Realign):
+        return _realign(request, merged)
+    return _write_output(request, settings, merged)
+
+
+def map_results(request: AssembleRequest) -> list[dict[str, Any]]:
+    """Each child execution's output, from the Map Run's ResultWriter files."""
+    where = request.chunks.result_writer_details
+    manifest = s3.get_json(where.bucket, where.key)
+    files = manifest.get("ResultFiles", {})
+    if files.get("FAILED") or files.get("PENDING"):
+        raise TransientError(f"the Map Run {request.chunks.map_run_arn} has unfinished chunks")
+    outputs: list[dict[str, Any]] = []
+    for result_file in files.get("SUCCEEDED", []):
+        for entry in s3.get_json(where.bucket, result_file["Key"]):
+            outputs.append(_json_output(entry))
+    return outputs
+
+
+def _json_output(entry: dict[str, Any]) -> dict[str, Any]:
+    value = entry.get("Output")
+    parsed = json.loads(value) if isinstance(value, str) else value
+    if not isinstance(parsed, dict):
+        raise ConfigurationError(f"a chunk's output is not an object: {str(value)[:200]}")
+    return parsed
+
+
+def chunk_failure(index: int, caught: CaughtError, size: int) -> PipelineError:
+    """The error a chunk's child execution caught, raised again by its name."""
+    if caught.name in _TIMEOUTS:
+        return ObjectTooLargeError(
+            f"chunk {index} did not finish in ProcessChunkFunction's Timeout "
+            f"({caught.name}): lower LargeObjectChunkMiB or raise the function's Timeout",
+            size=size,
+        )
+    _, line, text = caught.code_and_line()
+    cls = _error_class(caught.name)
+    if cls is None:
+        return ConfigurationError(f"chunk {index} failed with {caught.name}: {text}")
+    return cls(f"chunk {index}: {text}", line=line)
+
+
+def _error_class(name: str) -> type[PipelineError] | None:
+    todo: list[type[PipelineError]] = [errors.PipelineError]
+    while todo:
+        cls = todo.pop()
+        if cls.__name__ == name and cls is not errors.PipelineError:
+            return cls
+        todo.extend(cls.__subclasses__())
+    return None
+
+
+def _realign(request: AssembleRequest, realign: chunks.Realign) -> dict[str, Any]:
+    plan = request.plan
+    if plan.round >= chunks.MAX_ROUNDS:
+        raise ConfigurationError(
+            f"chunk {realign.index} still did not start at a record after {plan.round} plans "
+            "(quoted fields with line breaks span the cuts): raise LargeObjectChunkMiB"
+        )
+    logger.info("chunks realigned", chunk=realign.index, round=plan.round + 1)
+    new_plan = write_plan(
+        request.object,
+        request.execution_arn,
+        realign.chunks,
+        header_end=plan.header_end,
+        header_lines=plan.header_lines,
+        size=plan.size,
+        round_=plan.round + 1,
+    )
+    return {
+        **Summary(dataset=keys.dataset_of(request.object.key)).to_dict(),
+        "sourceKey": request.object.key,
+        "outputKey": keys.output_key(request.object.key),
+        "outcome": Route.REALIGN.value,
+        "supersededBy": "",
+        "expiresAt": "0",
+        "plan": new_plan,
+    }
+
+
+def _write_output(
+    request: AssembleRequest, settings: Settings, merged: chunks.Merged
+) -> dict[str, Any]:
+    obj = request.object
+    out_key = keys.output_key(obj.key)
+    mine = identity.SourceVersion(obj.version_id or "", obj.sequencer)
+    current = s3.head_object(obj.bucket, out_key)
+    newer_version = output.newer_output(obj.bucket, obj.key, mine, current)
+    if newer_version is not None:
+        return {**output.superseded(obj, settings, out_key, newer_version), "plan": None}
+    steps = chunks.assembly_steps((p.part_key or "", p.bytes_out) for p in merged.parts)
+    try:
+        s3.join_objects(
+            obj.bucket,
+            out_key,
+            steps,
+            content_type=output.CONTENT_TYPE,
+            metadata=output.metadata(obj, request.execution_arn),
+            if_match=current.etag if current is not None else None,
+            if_none_match=current is None,
+        )
+    except s3.OutputChangedError as exc:
+        changed = s3.head_object(obj.bucket, out_key)
+        newer_version = output.newer_output(obj.bucket, obj.key, mine, changed)
+        if newer_version is not None:
+            return {**output.superseded(obj, settings, out_key, newer_version), "plan": None}
+        raise TransientError(
+            f"{out_key} was written by another execution while this one wrote it; retrying"
+        ) from exc
+    removed = s3.delete_prefix(
+        obj.bucket, f"{keys.WORK_PREFIX}{keys.execution_name(request.execution_arn)}/"
+    )
+    logger.info("working files deleted", count=removed)
+    digest = hashlib.sha256("".join(p.sha256 for p in merged.parts).encode()).hexdigest()
+    return {
+        "dataset": keys.dataset_of(obj.key),
+        "rows": merged.rows,
+        "bytesIn": request.plan.size,
+        "bytesOut": merged.bytes_out,
+        # SHA-256 of the parts' SHA-256 digests (hex, in order): the output itself is never
+        # read whole by one function.
+        "sha256": f"parts:{digest}",
+        "sourceKey": obj.key,
+        "outputKey": out_key,
+        "outcome": Outcome.PROCESSED.value,
+        "supersededBy": "",
+        "expiresAt": output.expires_at(settings),
+        "plan": None,
+    }

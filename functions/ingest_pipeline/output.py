@@ -1,0 +1,74 @@
+"""The output under ``processed/``: who may write it (newest version wins), its metadata,
+and the summary a superseded version reports. Shared by ProcessObject (one Lambda) and
+AssembleOutput (the large-file path)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from ingest_pipeline.config import Settings
+from ingest_pipeline.dal import s3
+from ingest_pipeline.logic import identity, keys
+from ingest_pipeline.logic.transform import Summary
+from ingest_pipeline.models import ObjectRef, Outcome
+from ingest_pipeline.observability import logger, metrics
+
+CONTENT_TYPE = "application/x-ndjson"
+
+
+def metadata(obj: ObjectRef, execution_arn: str) -> dict[str, str]:
+    """The output's metadata: the identity of the version it was made from."""
+    return {
+        "source-key": obj.key,  # readable (metadata is ASCII: others become '?')
+        "source-key-url": quote(obj.key, safe="/"),  # exact
+        "source-version-id": obj.version_id or "",
+        "source-sequencer": obj.sequencer or "",
+        "execution-arn": execution_arn,
+    }
+
+
+def newer_output(
+    bucket: str, key: str, mine: identity.SourceVersion, output: s3.ObjectHead | None
+) -> str | None:
+    """The version id of the newer version the output was made from, or None when this
+    version may write it (no output yet, the same version, or an older one)."""
+    if output is None:
+        return None
+    theirs = output.metadata.get("source-version-id")
+    if not theirs or output.metadata.get("source-key-url") != quote(key, safe="/"):
+        # Not written by this pipeline from this key (incoming/x.csv and incoming/x share
+        # processed/x.jsonl): versions of different keys have no order; ours replaces it.
+        return None
+    other = identity.SourceVersion(theirs, output.metadata.get("source-sequencer") or None)
+    if other.version_id == mine.version_id:
+        return None
+    mine_is_newer = identity.newer(mine, other)
+    if mine_is_newer is None:
+        listing = s3.key_versions(bucket, key)
+        mine_is_newer = identity.newer_by_listing(mine.version_id, other.version_id, listing)
+    return None if mine_is_newer else other.version_id
+
+
+def superseded(
+    obj: ObjectRef, settings: Settings, out_key: str, newer_version: str
+) -> dict[str, Any]:
+    logger.info("object superseded", output_key=out_key, superseded_by=newer_version)
+    metrics.add_metric(name="ObjectsSuperseded", unit=MetricUnit.Count, value=1)
+    return {
+        **Summary(dataset=keys.dataset_of(obj.key)).to_dict(),
+        "sourceKey": obj.key,
+        "outputKey": out_key,
+        "outcome": Outcome.SUPERSEDED.value,
+        "supersededBy": newer_version,
+        "expiresAt": expires_at(settings),
+    }
+
+
+def expires_at(settings: Settings) -> str:
+    """The state record's TTL (epoch seconds, a string as DynamoDB's N type wants it)."""
+    moment = datetime.now(UTC) + timedelta(days=settings.failure_policy.record_retention_days)
+    return str(int(moment.timestamp()))
