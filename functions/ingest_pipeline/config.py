@@ -28,6 +28,7 @@ from ingest_pipeline.logic.failure import FailurePolicy
 from ingest_pipeline.logic.keys import INCOMING_PREFIX
 from ingest_pipeline.logic.reconcile import ReconcilePolicy
 
+MIB = 1024 * 1024
 _FAILURE = FailurePolicy()
 _RECONCILE = ReconcilePolicy()
 
@@ -113,18 +114,29 @@ class Settings(EnvSettings):
 
 
 class LargeObjectSettings(EnvSettings):
-    """The large-file path (Distributed Map): when an object takes it, and its chunk size.
+    """The large-file path (Distributed Map): when an object takes it, and its chunk size
+    (template.yaml: LargeObjectThresholdMiB, LargeObjectChunkMiB).
 
-    ``LARGE_OBJECT_THRESHOLD_BYTES``: ProcessFunction hands objects of at least this size to
+    ``LARGE_OBJECT_THRESHOLD_MIB``: ProcessFunction hands objects of at least this size to
     the large-file path (0: never; it then reports ObjectTooLargeError when an object cannot
-    finish in its time). ``CHUNK_BYTES``: SplitObjectFunction cuts them about this often."""
+    finish in its time). ``CHUNK_MIB``: SplitObjectFunction cuts them about this often."""
 
-    threshold_bytes: int = Field(default=0, alias="LARGE_OBJECT_THRESHOLD_BYTES", ge=0)
-    chunk_bytes: int = Field(default=64 * 1024 * 1024, alias="CHUNK_BYTES", ge=1024)
+    threshold_mib: int = Field(default=0, alias="LARGE_OBJECT_THRESHOLD_MIB", ge=0)
+    chunk_mib: int = Field(default=64, alias="CHUNK_MIB", ge=1)
+    # The Map's MaxConcurrency (MaxConcurrencyPath: DefinitionSubstitutions make strings).
+    concurrency: int = Field(default=200, alias="CHUNK_CONCURRENCY", ge=1, le=10_000)
 
     @property
     def enabled(self) -> bool:
-        return self.threshold_bytes > 0
+        return self.threshold_mib > 0
+
+    @property
+    def threshold_bytes(self) -> int:
+        return self.threshold_mib * MIB
+
+    @property
+    def chunk_bytes(self) -> int:
+        return self.chunk_mib * MIB
 
 
 class ReconcileSettings(EnvSettings):

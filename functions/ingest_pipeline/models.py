@@ -59,6 +59,7 @@ class PlanModel(_Model):
     size: int = Field(ge=0)
     chunk_count: int = Field(alias="chunkCount", ge=0)
     round: int = Field(ge=1)
+    max_concurrency: int = Field(default=1, alias="maxConcurrency", ge=1)
 
 
 class ChunkModel(_Model):

@@ -20,7 +20,13 @@ pytestmark = pytest.mark.e2e
 
 GOOD = sample_file("orders-good.csv")
 BAD = sample_file("orders-bad-values.csv")
-HAPPY = ["CheckObjectIdentity", "ClaimObject", "ProcessObject", "RecordSuccess"]
+HAPPY = [
+    "CheckObjectIdentity",
+    "ClaimObject",
+    "ProcessObject",
+    "ChooseProcessingPath",
+    "RecordSuccess",
+]
 
 
 def dead_letters(p: Pipeline) -> list[dict[str, Any]]:

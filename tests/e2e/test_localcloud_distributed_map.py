@@ -14,7 +14,6 @@ import json
 import textwrap
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -27,7 +26,7 @@ pytestmark = pytest.mark.e2e
 
 PREFIX = "work/map-results"
 
-CHILD = '''
+CHILD = """
 class SomeTypedError(Exception):
     pass
 
@@ -39,7 +38,7 @@ def handler(event, context):
     if chunk.get("fail") == "untyped":
         raise ValueError(f"untyped failure of chunk {event['index']}")
     return {"doubled": chunk["n"] * 2, "index": event["index"], "object": event["object"]}
-'''
+"""
 
 
 def _machine(thresholds: str) -> str:

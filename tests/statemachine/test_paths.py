@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
+from ingest_tools.localcloud.pipeline import local_pipeline
 from tests.statemachine.conftest import Pipeline
 from tests.support import AWKWARD_KEYS, sample_file, wait_for
 
@@ -15,7 +17,13 @@ pytestmark = pytest.mark.statemachine
 
 GOOD = sample_file("orders-good.csv")
 KEY = "incoming/orders/2026-11-21.csv"
-HAPPY = ["CheckObjectIdentity", "ClaimObject", "ProcessObject", "RecordSuccess"]
+HAPPY = [
+    "CheckObjectIdentity",
+    "ClaimObject",
+    "ProcessObject",
+    "ChooseProcessingPath",
+    "RecordSuccess",
+]
 
 
 def test_happy_path(pipeline: Pipeline) -> None:
@@ -365,17 +373,19 @@ def test_a_process_timeout_is_retried_once_then_escalated_not_retried_for_hours(
     assert sent["attributes"]["errorClass"] == "CONFIGURATION"
 
 
-def test_an_object_that_cannot_finish_in_time_is_stopped_early_with_its_size(
-    pipeline: Pipeline,
-) -> None:
-    """ProcessFunction projects the time the rest of the object needs and gives up as soon
-    as it cannot finish before its Timeout: ObjectTooLargeError, once, with the figures."""
+def test_an_object_that_cannot_finish_in_time_is_stopped_early_with_its_size() -> None:
+    """With the large-file path off (LargeObjectThresholdMiB 0), ProcessFunction projects
+    the time the rest of the object needs and gives up as soon as it cannot finish before
+    its Timeout: ObjectTooLargeError, once, with the figures."""
     import boto3
 
+    with local_pipeline(parameters={"LargeObjectThresholdMiB": "0"}) as pipeline:
+        _cannot_finish_in_time(pipeline, boto3.client("lambda", region_name="us-east-1"))
+
+
+def _cannot_finish_in_time(pipeline: Pipeline, lam: Any) -> None:
     process = pipeline.functions["ProcessFunction"]
-    boto3.client("lambda", region_name="us-east-1").update_function_configuration(
-        FunctionName=process, Timeout=2
-    )
+    lam.update_function_configuration(FunctionName=process, Timeout=2)
     rows = [
         f"o-{n},c-{n % 97},{n % 1000}.25,EUR,{n % 9 + 1},2026-11-21T07:55:00+00:00,false"
         for n in range(600_000)
@@ -402,3 +412,44 @@ def test_an_object_that_cannot_finish_in_time_is_stopped_early_with_its_size(
     cause = json.dumps(sent["message"])
     assert "MB object cannot be processed in the 2 s" in cause and "MemorySize" in cause
     assert pipeline.notifications("DataQualityTopicArn") == []  # the data is not to blame
+
+
+def test_an_object_that_cannot_finish_in_time_takes_the_large_file_path(
+    pipeline: Pipeline,
+) -> None:
+    """With the large-file path on (the default), the object ProcessFunction cannot finish
+    in its time is handed to it at once: split, converted by the Distributed Map, joined."""
+    import boto3
+
+    process = pipeline.functions["ProcessFunction"]
+    boto3.client("lambda", region_name="us-east-1").update_function_configuration(
+        FunctionName=process, Timeout=2
+    )
+    rows = [
+        f"o-{n},c-{n % 97},{n % 1000}.25,EUR,{n % 9 + 1},2026-11-21T07:55:00+00:00,false"
+        for n in range(600_000)
+    ]
+    body = "order_id,customer_id,amount,currency,quantity,ordered_at,gift\n" + "\n".join(rows)
+    version, run = pipeline.ingest(KEY, body.encode(), timeout=120)
+
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.path == [
+        "CheckObjectIdentity",
+        "ClaimObject",
+        "ProcessObject",
+        "ChooseProcessingPath",
+        "SplitObject",
+        "ProcessChunks",
+        "AssembleOutput",
+        "ChooseProcessingPath",
+        "RecordSuccess",
+    ]
+    assert pipeline.cloud.invocation_count(process) == 1  # handed over, not retried
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert (record["status"], record["outcome"], record["row_count"]) == (
+        "SUCCEEDED",
+        "PROCESSED",
+        600_000,
+    )
+    assert pipeline.notifications("OperationsTopicArn") == []

@@ -104,6 +104,9 @@ def test_outputs(deployed: Deployed) -> None:
     assert "OperationsEmailSubscription" not in deployed.stack.resources
     assert set(deployed.stack.functions) == {
         "ProcessFunction",
+        "SplitObjectFunction",
+        "ProcessChunkFunction",
+        "AssembleOutputFunction",
         "ClassifyErrorFunction",
         "QuarantineFunction",
         "ReconcileFunction",
@@ -288,6 +291,9 @@ def test_functions_configuration(deployed: Deployed) -> None:
     }
     assert timeouts == {
         "ProcessFunction": 300,
+        "SplitObjectFunction": 120,
+        "ProcessChunkFunction": 300,
+        "AssembleOutputFunction": 300,
         "ClassifyErrorFunction": 10,
         "QuarantineFunction": 120,
         "ReconcileFunction": 120,

@@ -54,9 +54,7 @@ def run_chunk(data: bytes, header: bytes, chunk: chunks.Chunk) -> tuple[chunks.C
     summary = Summary(dataset="orders")
     stream = chunks.chunk_stream(header, io.BytesIO(data[chunk.start :]))
     try:
-        out = b"".join(
-            convert(stream, ORDERS, summary, stop_at=chunks.stop_at(chunk, header))
-        )
+        out = b"".join(convert(stream, ORDERS, summary, stop_at=chunks.stop_at(chunk, header)))
     except DataError as exc:
         return chunks.chunk_report(chunk, header, summary, part_key=None, error=exc), b""
     return chunks.chunk_report(chunk, header, summary, part_key=f"part-{chunk.index}"), out
@@ -68,9 +66,7 @@ def large(data: bytes, chunk_bytes: int) -> tuple[bytes, int, int]:
     header = data[:end]
     for round_ in range(1, 20):
         results = [run_chunk(data, header, chunk) for chunk in planned]
-        merged = chunks.merge_chunks(
-            planned, [r for r, _ in results], header.count(b"\n")
-        )
+        merged = chunks.merge_chunks(planned, [r for r, _ in results], header.count(b"\n"))
         if isinstance(merged, chunks.Realign):
             planned = merged.chunks
             continue

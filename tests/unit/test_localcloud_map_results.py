@@ -17,28 +17,24 @@ NEITHER, COUNT, PERCENTAGE, BOTH = (False, False), (True, False), (False, True),
 
 
 @pytest.mark.parametrize(
-    ("failed", "total", "count", "percentage", "declared", "fails"),
+    ("run", "declared", "fails"),
     [
-        (0, 10, 0, 0.0, NEITHER, False),
-        (1, 10, 0, 0.0, NEITHER, True),  # no threshold declared: any failure
-        (1, 10, 0, 0.0, PERCENTAGE, True),  # ToleratedFailurePercentage 0
-        (1, 10, 0, 10.0, PERCENTAGE, False),  # 10 % is not more than 10 %
-        (2, 10, 0, 10.0, PERCENTAGE, True),
-        (1, 10, 1, 0.0, COUNT, False),  # only the count applies
-        (2, 10, 1, 0.0, COUNT, True),
-        (2, 10, 5, 10.0, BOTH, True),  # exceeding either fails
-        (2, 10, 1, 50.0, BOTH, True),
-        (1, 10, 1, 50.0, BOTH, False),
+        ((0, 10, 0, 0.0), NEITHER, False),
+        ((1, 10, 0, 0.0), NEITHER, True),  # no threshold declared: any failure
+        ((1, 10, 0, 0.0), PERCENTAGE, True),  # ToleratedFailurePercentage 0
+        ((1, 10, 0, 10.0), PERCENTAGE, False),  # 10 % is not more than 10 %
+        ((2, 10, 0, 10.0), PERCENTAGE, True),
+        ((1, 10, 1, 0.0), COUNT, False),  # only the count applies
+        ((2, 10, 1, 0.0), COUNT, True),
+        ((2, 10, 5, 10.0), BOTH, True),  # exceeding either fails
+        ((2, 10, 1, 50.0), BOTH, True),
+        ((1, 10, 1, 50.0), BOTH, False),
     ],
 )
 def test_the_tolerated_failure_threshold_is_awss(
-    failed: int,
-    total: int,
-    count: int,
-    percentage: float,
-    declared: tuple[bool, bool],
-    fails: bool,
+    run: tuple[int, int, int, float], declared: tuple[bool, bool], fails: bool
 ) -> None:
+    failed, total, count, percentage = run  # failed items of total; the declared thresholds
     assert exceeded(failed, total, count, percentage, declared) is fails
 
 

@@ -164,6 +164,7 @@ def _realign(request: AssembleRequest, realign: chunks.Realign) -> dict[str, Any
         header_lines=plan.header_lines,
         size=plan.size,
         round_=plan.round + 1,
+        max_concurrency=plan.max_concurrency,
     )
     return {
         **Summary(dataset=keys.dataset_of(request.object.key)).to_dict(),

@@ -80,6 +80,7 @@ def split(
         header_lines=header.count(b"\n"),
         size=size,
         round_=round_,
+        max_concurrency=settings.concurrency,
     )
 
 
@@ -104,6 +105,7 @@ def write_plan(
     header_lines: int,
     size: int,
     round_: int,
+    max_concurrency: int,
 ) -> dict[str, Any]:
     """Write the chunk list where the Map's ItemReader reads it; the plan's summary."""
     key = keys.plan_key(execution_arn, round_)
@@ -116,4 +118,5 @@ def write_plan(
         "size": size,
         "chunkCount": len(planned),
         "round": round_,
+        "maxConcurrency": max_concurrency,
     }

@@ -330,9 +330,13 @@ class Pipeline:
 
 @contextmanager
 def local_pipeline(
-    template: Path = TEMPLATE, *, event_delivery: bool = False
+    template: Path = TEMPLATE,
+    *,
+    event_delivery: bool = False,
+    parameters: dict[str, str] | None = None,
 ) -> Iterator[Pipeline]:
     """A started LocalCloud and its driver. ``event_delivery=False`` (state machine tests):
-    uploads start nothing, the test starts executions with the rule's input."""
-    with LocalCloud(template, event_delivery=event_delivery) as cloud:
+    uploads start nothing, the test starts executions with the rule's input. ``parameters``
+    override the template's parameters, as ``sam deploy --parameter-overrides`` does."""
+    with LocalCloud(template, event_delivery=event_delivery, parameters=parameters) as cloud:
         yield Pipeline(cloud)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, Any
 
-from antlr4.error.Errors import RecognitionException
+from antlr4.error.Errors import RecognitionException  # type: ignore[import-untyped]
 from moto.stepfunctions.parser.asl.antlr.runtime.ASLParser import ASLParser
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.execution_type import (
     ExecutionType,

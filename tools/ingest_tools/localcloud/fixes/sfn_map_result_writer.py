@@ -80,7 +80,8 @@ if TYPE_CHECKING:
 __all__ = ["MAX_RESULT_FILE_BYTES", "PATCHES", "child_entry", "manifest", "result_files"]
 
 LOG = logging.getLogger(__name__)
-MAX_RESULT_FILE_BYTES = 5 * 1000**3  # "Step Functions supports individual result files of up to 5 GB"
+# AWS: "Step Functions supports individual result files of up to 5 GB".
+MAX_RESULT_FILE_BYTES = 5 * 1000**3
 _STATUS_FILES = ("SUCCEEDED", "FAILED")  # FAILED_<n>.json also holds TIMED_OUT and ABORTED
 _CHILD_INPUT = "_localcloud_child_input"
 _CHILDREN = "_localcloud_children"
@@ -176,7 +177,9 @@ def manifest(bucket: str, map_run_arn: str, files: dict[str, list[dict[str, Any]
     body = {
         "DestinationBucket": bucket,
         "MapRunArn": map_run_arn,
-        "ResultFiles": {status: files.get(status, []) for status in ("FAILED", "PENDING", "SUCCEEDED")},
+        "ResultFiles": {
+            status: files.get(status, []) for status in ("FAILED", "PENDING", "SUCCEEDED")
+        },
     }
     return _json(body).encode()
 
@@ -189,13 +192,11 @@ def _write(env: Any, s3: Any, parameters: dict[str, Any]) -> dict[str, Any]:
     prefix = parameters.get("Prefix") or ""
     if prefix and not prefix.endswith("/"):
         prefix += "/"
-    folder = f"{prefix}{map_run_arn.split(':')[-1]}/"
+    folder = f"{prefix}{map_run_arn.rsplit(':', maxsplit=1)[-1]}/"
     children = _children(map_run_record).take()
     files: dict[str, list[dict[str, Any]]] = {status: [] for status in _STATUS_FILES}
     for status in _STATUS_FILES:
-        chosen = [
-            c for c in children if (c["Status"] == "SUCCEEDED") == (status == "SUCCEEDED")
-        ]
+        chosen = [c for c in children if (c["Status"] == "SUCCEEDED") == (status == "SUCCEEDED")]
         for number, body in enumerate(result_files(chosen)):
             key = f"{folder}{status}_{number}.json"
             s3.put_object(Bucket=bucket, Key=key, Body=body)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from antlr4.error.Errors import RecognitionException
+from antlr4.error.Errors import RecognitionException  # type: ignore[import-untyped]
 from moto.stepfunctions.parser.api import HistoryEventType, MapRunFailedEventDetails
 from moto.stepfunctions.parser.asl.antlr.runtime.ASLParser import ASLParser
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
@@ -89,9 +89,7 @@ def exceeded(
 def _percentage_decl(self: Any) -> Any:
     """``ToleratedFailurePercentage: INT`` as well as ``NUMBER`` (moto: NUMBER only)."""
     stream = self._input
-    if not (
-        stream.LA(1) == ASLParser.TOLERATEDFAILUREPERCENTAGE and stream.LA(3) == ASLParser.INT
-    ):
+    if not (stream.LA(1) == ASLParser.TOLERATEDFAILUREPERCENTAGE and stream.LA(3) == ASLParser.INT):
         return _ORIGINAL_PERCENTAGE_RULE(self)
     localctx = ASLParser.Tolerated_failure_percentage_declContext(self, self._ctx, self.state)
     self.enterRule(localctx, 164, self.RULE_tolerated_failure_percentage_decl)
@@ -139,7 +137,9 @@ def _threshold_failure(env: Any) -> FailureEventException:
     return FailureEventException(
         failure_event=FailureEvent(
             env=env,
-            error_name=StatesErrorName(typ=StatesErrorNameType.StatesExceedToleratedFailureThreshold),
+            error_name=StatesErrorName(
+                typ=StatesErrorNameType.StatesExceedToleratedFailureThreshold
+            ),
             event_type=HistoryEventType.MapRunFailed,
             event_details=EventDetails(
                 mapRunFailedEventDetails=MapRunFailedEventDetails(error=ERROR, cause=CAUSE)
