@@ -86,3 +86,38 @@ def test_no_catch_turns_states_all_into_success() -> None:
         for catch in state["Catch"]:
             if catch["ErrorEquals"] == ["States.ALL"] and name != "SkipDuplicateObject":
                 assert catch["Next"] not in succeed, name
+
+
+def chunk_states() -> dict[str, dict[str, Any]]:
+    states: dict[str, dict[str, Any]] = ASL["States"]["ProcessChunks"]["ItemProcessor"]["States"]
+    return states
+
+
+def test_a_chunk_reports_every_error_of_the_taxonomy_for_assemble_output_to_raise() -> None:
+    """ProcessChunk's child execution catches each of our errors by name (and a timeout
+    after its retry); AssembleOutput raises the first again by that name. Anything else
+    fails the Map."""
+    catches = chunk_states()["ProcessChunk"]["Catch"]
+    ours = [c for c in catches if c["Next"] == "ReportChunkFailure"]
+    names = {e for c in ours for e in c["ErrorEquals"]}
+    everything = {n for error_class in ErrorClass for n in error_names(error_class)}
+    assert names == everything | {"States.Timeout", "Sandbox.Timedout"}
+    assert catches[-1] == {
+        "ErrorEquals": ["States.ALL"],
+        "ResultPath": "$.error",
+        "Next": "FailChunk",
+    }
+
+
+def test_split_and_assemble_route_errors_as_process_does() -> None:
+    process = tasks()["ProcessObject"]["Catch"]
+    assert tasks()["SplitObject"]["Catch"] == process
+    assert tasks()["AssembleOutput"]["Catch"] == process
+
+
+def test_chunk_tasks_retry_with_full_jitter() -> None:
+    chunk = chunk_states()["ProcessChunk"]
+    retried = {e for r in chunk["Retry"] for e in r["ErrorEquals"]}
+    assert set(error_names(ErrorClass.TRANSIENT)) <= retried
+    for rule in chunk["Retry"]:
+        assert rule["JitterStrategy"] == "FULL" and rule["MaxDelaySeconds"] > 0
