@@ -62,3 +62,17 @@ def test_every_rule_is_reachable() -> None:
     for index, rule in enumerate(RULES):
         probe = rule.pattern.replace("*", "X")
         assert classify(probe).rule == rule.pattern, f"rule {index} {rule.pattern} is shadowed"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "States.ExceedToleratedFailureThreshold",
+        "States.ItemReaderFailed",
+        "States.ResultWriterFailed",
+    ],
+)
+def test_the_large_file_maps_own_failures_are_escalated_with_a_reason(name: str) -> None:
+    result = classify(name)
+    assert result.error_class is ErrorClass.CONFIGURATION
+    assert result.rule == name and "default" not in result.reason

@@ -63,6 +63,22 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule("States.ParameterPathFailure", ErrorClass.CONFIGURATION, "the workflow definition failed"),
     Rule("*ValidationException", ErrorClass.CONFIGURATION, "a request was invalid"),
+    # The large-file path's Distributed Map (ProcessChunks).
+    Rule(
+        "States.ExceedToleratedFailureThreshold",
+        ErrorClass.CONFIGURATION,
+        "a chunk failed with an error outside the taxonomy (the Map Run lists its execution)",
+    ),
+    Rule(
+        "States.ItemReaderFailed",
+        ErrorClass.CONFIGURATION,
+        "the Map could not read its chunk plan under work/ (permissions, lifecycle)",
+    ),
+    Rule(
+        "States.ResultWriterFailed",
+        ErrorClass.CONFIGURATION,
+        "the Map could not write its results under work/map-results/ (permissions)",
+    ),
     # A version that vanished before it was read is not worth retrying.
     Rule("*NoSuchKey", ErrorClass.PERMANENT, "the object no longer exists"),
     Rule("*NoSuchVersion", ErrorClass.PERMANENT, "the object version no longer exists"),
