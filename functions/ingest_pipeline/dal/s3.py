@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from ingest_pipeline.logic.chunks import CopyPart, UploadPart
 
 READ_BUFFER_BYTES = 256 * 1024
+PARTS_AT_ONCE = 16  # part copies in flight while joining the large-file path's chunks
 TRANSFER_CONFIG = TransferConfig(
     multipart_threshold=16 * 1024 * 1024,
     multipart_chunksize=16 * 1024 * 1024,
@@ -466,8 +468,8 @@ def join_objects(
                 return
             upload_id = client.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
             try:
-                parts: list[dict[str, Any]] = []
-                for number, step in enumerate(steps, start=1):
+
+                def write(number: int, step: CopyPart | UploadPart) -> dict[str, Any]:
                     if isinstance(step, CopyPart):
                         piece = step.piece
                         etag = client.upload_part_copy(
@@ -485,7 +487,12 @@ def join_objects(
                         etag = client.upload_part(
                             Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
                         )["ETag"]
-                    parts.append({"PartNumber": number, "ETag": etag})
+                    return {"PartNumber": number, "ETag": etag}
+
+                # S3 copies the parts; several at once (at most PARTS_AT_ONCE small parts
+                # are in memory, each below 5 MiB + one piece).
+                with ThreadPoolExecutor(max_workers=PARTS_AT_ONCE) as pool:
+                    parts = list(pool.map(write, range(1, len(steps) + 1), steps))
                 client.complete_multipart_upload(
                     Bucket=bucket,
                     Key=key,
