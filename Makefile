@@ -139,6 +139,7 @@ bench: bootstrap  ## latency per path, burst, make test wall time, redrive, tran
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 	$(PY) scripts/bench_redrive.py $(REDRIVE_BENCH_ARGS)
 	$(PY) scripts/bench_transform.py
+	$(PY) scripts/bench_large.py
 	$(PY) scripts/bench_cold_start.py --tracing both
 
 up: $(DEV_STAMP)  ## serve the local cloud on 127.0.0.1:4566 (ingestctl local up)

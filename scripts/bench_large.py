@@ -1,0 +1,632 @@
+"""Large files end to end on the local cloud: MB/s and peak memory, single path vs Distributed Map.
+
+For each size (``--sizes``, MiB) a valid ``orders`` CSV file is generated into a temporary
+file (rows made as ``scripts/bench_transform.py`` makes them; a few MB of distinct rows,
+written again and again up to the size, so the file is never held in memory), then for each
+path (``--paths``) a fresh local cloud is deployed with the path's parameters and the file is
+uploaded with ``upload_file`` (multipart, as a client uploads a large file):
+
+* ``single``: ``LargeObjectThresholdMiB=0`` (the large-file path off): ProcessObject converts
+  the whole file in one invocation. A file it cannot finish in its Timeout (300 s, real time
+  here) fails as OBJECT_TOO_LARGE: reported in the table, not an error of this script;
+* ``map``: ``LargeObjectThresholdMiB=1``, ``LargeObjectChunkMiB=--chunk-mib``: ProcessObject
+  hands it over (SPLIT), SplitObject plans the chunks, ProcessChunks (Distributed Map) runs one
+  ProcessChunkFunction invocation per chunk, AssembleOutput joins them by multipart copy.
+
+Figures per run:
+
+* wall: seconds from the start of the upload to the execution's terminal state (the upload
+  is in it; ``put s`` is the upload alone); MB/s = input MB (10^6 bytes) / wall;
+* rows: the state record's row_count, which must equal the rows generated (checked: the
+  script exits 1 after the table when one differs), and the output object's size;
+* RSS MiB: peak resident set growth of the whole process during the run (VmHWM after
+  resetting it through /proc/self/clear_refs, minus VmRSS at the start; ru_maxrss growth
+  elsewhere): the functions *and* the in-process cloud. moto keeps objects over 5 MiB in
+  temporary files (FakeKey's SpooledTemporaryFile), so stored objects are not in it, but it
+  materialises the whole object for every GetObject, even a 256 KiB Range read
+  (moto/s3/responses.py: ``key.value`` then a slice), and joins a multipart upload's parts in
+  memory: that part grows with the file, and is moto's, not the Lambda's.
+
+tracemalloc makes the conversion about 7x slower, so the timings come from an untraced run,
+and the memory of the functions from a second, traced run of the same case (sizes up to
+``--trace-max-mib``):
+
+* code MiB: a sampler sums the live blocks allocated by the functions' own code
+  (``functions/ingest_pipeline/``: the block's innermost traced frame is in that package);
+  the largest sum is the figure. It is a sampled peak (every ``--sample-ms`` at least, more
+  when a pass over the traces takes longer): a block alive for less than the interval can be
+  missed. With ``--frames N`` > 1 a block counts as the functions' when, walking out from its
+  innermost frame, a frame of the package comes before any frame of moto or of the mocked
+  HTTP layer: it then includes what boto3/botocore allocate for the functions (bodies read,
+  requests built), as the function's own process would hold them on AWS;
+* traced MiB: tracemalloc's exact peak over the traced run, above what was live at its
+  start: everything in the process (functions + moto + Step Functions).
+
+    .venv/bin/python scripts/bench_large.py [--sizes 10,100,1024] [--paths single,map]
+        [--single-max-mib N] [--chunk-mib 64] [--trace-max-mib 100] [--sample-ms 50]
+        [--frames 1] [--timeout 3600]
+
+Lambda logs are discarded; progress goes to stderr, the table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import gc
+import io
+import os
+import random
+import resource
+import shlex
+import sys
+import tempfile
+import threading
+import time
+import tracemalloc
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from boto3.s3.transfer import TransferConfig
+
+from bench_transform import SEED, _values
+from ingest_pipeline.logic import keys
+from ingest_pipeline.logic.contracts import load_contract
+from ingest_tools.localcloud.cloud import LocalCloud
+from ingest_tools.localcloud.pipeline import Pipeline
+
+MIB = 1024 * 1024
+DATASET = "orders"
+SINGLE_PATH = [
+    "CheckObjectIdentity",
+    "ClaimObject",
+    "ProcessObject",
+    "ChooseProcessingPath",
+    "RecordSuccess",
+]
+MAP_PATH = [
+    "CheckObjectIdentity",
+    "ClaimObject",
+    "ProcessObject",
+    "ChooseProcessingPath",
+    "SplitObject",
+    "ProcessChunks",
+    "AssembleOutput",
+    "ChooseProcessingPath",
+    "RecordSuccess",
+]
+BLOCKS = 32  # distinct blocks of rows, ~128 KB each, written in turn up to the size
+BLOCK_BYTES = 128 * 1024
+CODE_MARK = f"{os.sep}ingest_pipeline{os.sep}"
+CLOUD_MARKS = (f"{os.sep}moto{os.sep}", f"{os.sep}responses{os.sep}", f"{os.sep}werkzeug{os.sep}")
+UPLOAD = TransferConfig(multipart_threshold=8 * MIB, multipart_chunksize=16 * MIB)
+
+
+# --- the input file -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Generated:
+    path: Path
+    size: int
+    rows: int
+
+
+def write_orders(path: Path, mib: float) -> Generated:
+    """A valid orders CSV file of at least ``mib`` MiB (by at most one block), never held in
+    memory: ``BLOCKS`` distinct blocks of rows (bench_transform's values), written in turn."""
+    contract = load_contract(DATASET)
+    rng = random.Random(f"{SEED}:bench-large")  # noqa: S311 - reproducible test data
+    makers = [_values(c, rng) for c in contract.columns]
+    optional = [not c.required for c in contract.columns]
+    blocks: list[tuple[bytes, int]] = []
+    for _ in range(BLOCKS):
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        rows = 0
+        while out.tell() < BLOCK_BYTES:
+            writer.writerow(
+                [
+                    "" if opt and rng.random() < 0.15 else make()
+                    for make, opt in zip(makers, optional, strict=True)
+                ]
+            )
+            rows += 1
+        blocks.append((out.getvalue().encode("utf-8"), rows))
+    header = io.StringIO()
+    csv.writer(header, lineterminator="\n").writerow(contract.header)
+    target = int(mib * MIB)
+    size, rows = 0, 0
+    with path.open("wb") as f:
+        size += f.write(header.getvalue().encode("utf-8"))
+        i = 0
+        while size < target:
+            block, count = blocks[i % BLOCKS]
+            size += f.write(block)
+            rows += count
+            i += 1
+    return Generated(path, size, rows)
+
+
+# --- memory -----------------------------------------------------------------------------------
+def _rss_kib(field_name: str) -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field_name + ":"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+class RssPeak:
+    """Peak RSS growth of this process while a run lasts, and while each function runs
+    (Linux: VmHWM, reset through /proc/self/clear_refs; every reading before a reset is folded
+    into the run's peak). An invocation's figure is its peak over the RSS when it started: the
+    whole process meanwhile, so approximate when two invocations overlap."""
+
+    def __init__(self) -> None:
+        self.growth_mib: float | None = None
+        self.how = ""
+        self.by_function: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._resettable = False
+        self._max_kib = 0
+
+    def _reset(self) -> int | None:
+        """Fold VmHWM into the run's peak, reset it; the RSS now (KiB)."""
+        hwm = _rss_kib("VmHWM")
+        if hwm is not None:
+            self._max_kib = max(self._max_kib, hwm)
+        Path("/proc/self/clear_refs").write_text("5")  # VmHWM := the current RSS
+        return _rss_kib("VmRSS")
+
+    @contextlib.contextmanager
+    def invocation(self, name: str) -> Iterator[None]:
+        if not self._resettable:
+            yield
+            return
+        with self._lock:
+            start = self._reset()
+        try:
+            yield
+        finally:
+            with self._lock:
+                hwm = _rss_kib("VmHWM")
+                if start is not None and hwm is not None:
+                    growth = (hwm - start) / 1024
+                    self.by_function[name] = max(self.by_function.get(name, growth), growth)
+                self._reset()
+
+    @contextlib.contextmanager
+    def measure(self) -> Iterator[None]:
+        gc.collect()
+        start_rss: int | None = None
+        with contextlib.suppress(OSError):
+            start_rss = self._reset()
+            self._resettable = start_rss is not None
+        start_max = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._resettable = self._resettable and start_rss is not None
+                if self._resettable and start_rss is not None:
+                    self._reset()
+                    self.growth_mib, self.how = (self._max_kib - start_rss) / 1024, "VmHWM"
+                else:  # only shows growth above the process's earlier peak
+                    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                    self.growth_mib, self.how = (peak - start_max) / 1024, "ru_maxrss"
+                self._resettable = False
+
+
+def _is_code(frames: Any) -> bool:
+    """Frames innermost first (tracemalloc's raw traces): the functions' allocation?"""
+    for filename, _ in frames:
+        if CODE_MARK in filename:
+            return True
+        if any(mark in filename for mark in CLOUD_MARKS):
+            return False
+    return False
+
+
+class LambdaMemory:
+    """tracemalloc while a run lasts: the exact peak of everything traced, and a sampled peak
+    of the blocks the functions' code allocated, overall and per function."""
+
+    def __init__(self, cloud: LocalCloud, sample_ms: float, frames: int, rss: RssPeak) -> None:
+        self.cloud = cloud
+        self.rss = rss
+        self.interval = sample_ms / 1000
+        self.frames = frames
+        self.code_peak = 0
+        self.by_function: dict[str, int] = {}
+        self.invocations: dict[str, list[float]] = {}
+        self.traced_peak = 0
+        self.samples = 0
+        self.sample_seconds = 0.0
+        self._running: list[str] = []
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._originals: dict[str, Any] = {}
+        self._files: dict[str, bool] = {}
+
+    def _wrap(self, name: str, handler: Any) -> Any:
+        def run(event: Any, context: Any) -> Any:
+            started = time.perf_counter()
+            with self._lock:
+                self._running.append(name)
+            try:
+                with self.rss.invocation(name):
+                    return handler(event, context)
+            finally:
+                with self._lock:
+                    self._running.remove(name)
+                    self.invocations.setdefault(name, []).append(time.perf_counter() - started)
+
+        return run
+
+    def _code_bytes(self) -> int:
+        """Bytes of the live blocks the functions' code allocated (one pass over the raw
+        traces that take_snapshot wraps: (domain, size, frames innermost first, nframe))."""
+        traces = tracemalloc._get_traces()  # type: ignore[attr-defined]
+        total = 0
+        if self.frames == 1:  # the common case, kept cheap: one dict lookup per block
+            files = self._files
+            for _, size, frames, _ in traces:
+                filename = frames[0][0]
+                hit = files.get(filename)
+                if hit is None:
+                    hit = files[filename] = CODE_MARK in filename
+                if hit:
+                    total += size
+        else:
+            total = sum(t[1] for t in traces if _is_code(t[2]))
+        return total
+
+    def _sample(self) -> None:
+        interval = self.interval
+        while not self._stop.wait(interval):
+            started = time.perf_counter()
+            total = self._code_bytes()
+            with self._lock:
+                running = list(self._running)
+            self.code_peak = max(self.code_peak, total)
+            for name in running:
+                self.by_function[name] = max(self.by_function.get(name, 0), total)
+            cost = time.perf_counter() - started
+            self.samples += 1
+            self.sample_seconds += cost
+            # The sampler holds the interpreter lock while it counts: at most a fifth of it.
+            interval = max(self.interval, 4 * cost)
+
+    @contextlib.contextmanager
+    def measure(self, traced: bool) -> Iterator[None]:
+        handlers = self.cloud.handlers
+        self._originals = dict(handlers)
+        for name, handler in self._originals.items():
+            handlers[name] = self._wrap(name, handler)
+        sampler = threading.Thread(target=self._sample, name="bench-memory", daemon=True)
+        base = 0
+        if traced:
+            gc.collect()
+            tracemalloc.start(self.frames)
+            base = tracemalloc.get_traced_memory()[0]
+            sampler.start()
+        try:
+            yield
+        finally:
+            if traced:
+                self._stop.set()
+                sampler.join()
+                self.traced_peak = tracemalloc.get_traced_memory()[1] - base
+                tracemalloc.stop()
+            handlers.update(self._originals)
+
+
+# --- one run ------------------------------------------------------------------------------
+@dataclass
+class Result:
+    path: str
+    size: int
+    rows_generated: int
+    status: str = ""
+    outcome: str = ""
+    put_s: float = 0.0
+    wall_s: float = 0.0
+    rows: int | None = None
+    output_bytes: int | None = None
+    states: list[str] = field(default_factory=list)
+    chunks: int = 0
+    code_peak_mib: float | None = None
+    traced_peak_mib: float | None = None
+    rss_mib: float | None = None
+    rss_how: str = ""
+    per_function: dict[str, tuple[int, float, float | None, float | None]] = field(
+        default_factory=dict
+    )
+    sampler: str = ""
+    traced: Result | None = None
+    note: str = ""
+
+    @property
+    def mbps(self) -> float:
+        return self.size / 1e6 / self.wall_s if self.wall_s else 0.0
+
+    @property
+    def path_ok(self) -> bool:
+        return self.states == (MAP_PATH if self.path == "map" else SINGLE_PATH)
+
+    @property
+    def rows_ok(self) -> bool:
+        return self.status != "SUCCEEDED" or self.rows == self.rows_generated
+
+
+def parameters(path: str, chunk_mib: int) -> dict[str, str]:
+    if path == "single":
+        return {"LargeObjectThresholdMiB": "0"}
+    return {"LargeObjectThresholdMiB": "1", "LargeObjectChunkMiB": str(chunk_mib)}
+
+
+def upload(p: Pipeline, key: str, source: Path) -> str:
+    """``upload_file`` (multipart over 8 MiB); the version it wrote."""
+    p.s3.upload_file(str(source), p.bucket, key, Config=UPLOAD)
+    return str(p.s3.head_object(Bucket=p.bucket, Key=key)["VersionId"])
+
+
+def run_one(
+    p: Pipeline,
+    path: str,
+    generated: Generated,
+    *,
+    label: str,
+    traced: bool,
+    args: argparse.Namespace,
+) -> Result:
+    cloud = p.cloud
+    key = f"incoming/{DATASET}/bench-large/{path}/{label}.csv"
+    chunk_fn = p.functions["ProcessChunkFunction"]
+    chunks_before = cloud.invocation_count(chunk_fn)
+    result = Result(path, generated.size, generated.rows)
+    rss = RssPeak()
+    memory = LambdaMemory(cloud, args.sample_ms, args.frames, rss)
+    timeout = args.timeout
+    with rss.measure(), memory.measure(traced):
+        started = time.perf_counter()
+        version = upload(p, key, generated.path)
+        result.put_s = time.perf_counter() - started
+        delivery = p.delivery(key, version, timeout=timeout)
+        if delivery.execution_arn is None:
+            raise SystemExit(f"{key} was not delivered: {delivery.status} {delivery.error_code}")
+        run = p.wait(delivery.execution_arn, timeout=timeout)
+        result.wall_s = time.perf_counter() - started
+    result.status, result.states = run.status, run.path
+    result.chunks = cloud.invocation_count(chunk_fn) - chunks_before
+    record = p.record(key, version) or {}
+    result.outcome = str(record.get("outcome") or record.get("error_code") or "")
+    if run.status == "SUCCEEDED":
+        result.rows = int(record.get("row_count", -1))
+        out = p.s3.head_object(Bucket=p.bucket, Key=keys.output_key(key))
+        result.output_bytes = int(out["ContentLength"])
+    else:
+        result.note = f"{run.error}: {(run.cause or '')[:300]}"
+    if traced:
+        result.code_peak_mib = memory.code_peak / MIB
+        result.traced_peak_mib = memory.traced_peak / MIB
+        mean_ms = memory.sample_seconds * 1000 / max(1, memory.samples)
+        result.sampler = f"{memory.samples} samples, {mean_ms:.1f} ms each"
+    result.rss_mib, result.rss_how = rss.growth_mib, rss.how
+    names = {physical: logical for logical, physical in p.functions.items()}
+    for name, times in memory.invocations.items():
+        code = memory.by_function.get(name)
+        result.per_function[names.get(name, name)] = (
+            len(times),
+            max(times),
+            code / MIB if traced and code is not None else None,
+            rss.by_function.get(name),
+        )
+    # Leave the next run a clean bucket (moto's temp files, its in-memory listings).
+    for prefix in (key, keys.output_key(key)):
+        for v in p.s3.list_object_versions(Bucket=p.bucket, Prefix=prefix).get("Versions", []):
+            p.s3.delete_object(Bucket=p.bucket, Key=v["Key"], VersionId=v["VersionId"])
+    return result
+
+
+def warm_up(p: Pipeline, path: str, folder: Path) -> None:
+    """Imports, first clients, first invocation of every function the path uses."""
+    small = write_orders(folder / "warm.csv", 2 if path == "map" else 0.1)
+    key = f"incoming/{DATASET}/bench-large/warm-{path}.csv"
+    version = upload(p, key, small.path)
+    arn = p.delivery(key, version, timeout=120).execution_arn
+    assert arn, "warm-up object was not delivered"
+    run = p.wait(arn, timeout=300)
+    assert run.status == "SUCCEEDED", (run.error, run.cause)
+
+
+def bench_path(
+    path: str, files: dict[int, Generated], args: argparse.Namespace, folder: Path
+) -> list[Result]:
+    results = []
+    # The functions' JSON logs are discarded (kept from growing: truncated after each run).
+    with (
+        contextlib.redirect_stdout(io.StringIO()) as logs,
+        LocalCloud(parameters=parameters(path, args.chunk_mib)) as cloud,
+    ):
+        p = Pipeline(cloud)
+        warm_up(p, path, folder)
+        for mib, generated in files.items():
+            if path == "single" and mib > args.single_max_mib:
+                progress(f"{path} {mib} MiB: skipped (--single-max-mib)")
+                continue
+            progress(f"{path} {mib} MiB: timing run ...")
+            measured = run_one(p, path, generated, label=f"{mib}mib", traced=False, args=args)
+            logs.seek(0)
+            logs.truncate()
+            progress(
+                f"{path} {mib} MiB: {measured.status} in {measured.wall_s:.1f} s "
+                f"({measured.mbps:.2f} MB/s), RSS +{_mib(measured.rss_mib)} MiB"
+            )
+            if mib <= args.trace_max_mib:
+                progress(f"{path} {mib} MiB: traced run (memory) ...")
+                traced = run_one(
+                    p, path, generated, label=f"{mib}mib-traced", traced=True, args=args
+                )
+                logs.seek(0)
+                logs.truncate()
+                measured.code_peak_mib = traced.code_peak_mib
+                measured.traced_peak_mib = traced.traced_peak_mib
+                measured.traced = traced
+                for name, (count, longest, _, rss) in measured.per_function.items():
+                    code = traced.per_function.get(name, (0, 0.0, None, None))[2]
+                    measured.per_function[name] = (count, longest, code, rss)
+                measured.sampler = traced.sampler
+                progress(
+                    f"{path} {mib} MiB: traced {traced.status} in {traced.wall_s:.1f} s, "
+                    f"code peak {_mib(traced.code_peak_mib)} MiB"
+                )
+            results.append(measured)
+    return results
+
+
+def progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --- output -------------------------------------------------------------------------------
+def _mib(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def table(results: list[Result]) -> str:
+    head = (
+        f"{'path':<7}{'size MiB':>9}{'rows':>11}{'put s':>8}{'wall s':>9}{'MB/s':>7}"
+        f"{'code MiB':>10}{'traced MiB':>12}{'RSS MiB':>9}{'chunks':>8}{'out MiB':>9}"
+        f"  {'path ok':<8}{'rows ok':<8}status"
+    )
+    lines = [head, "-" * len(head)]
+    for r in results:
+        status = r.status if r.status == "SUCCEEDED" else f"{r.status} {r.outcome}".strip()
+        if r.status != "SUCCEEDED":
+            status += f" after {r.wall_s:.0f} s"
+        lines.append(
+            f"{r.path:<7}{r.size / MIB:>9.1f}{r.rows_generated:>11}{r.put_s:>8.1f}"
+            f"{r.wall_s:>9.1f}{r.mbps:>7.2f}{_mib(r.code_peak_mib):>10}"
+            f"{_mib(r.traced_peak_mib):>12}{_mib(r.rss_mib):>9}{r.chunks:>8}"
+            f"{_mib(r.output_bytes / MIB if r.output_bytes is not None else None):>9}"
+            f"  {'yes' if r.path_ok else 'NO':<8}{'yes' if r.rows_ok else 'NO':<8}{status}"
+        )
+    return "\n".join(lines)
+
+
+def details(results: list[Result]) -> str:
+    lines = []
+    for r in results:
+        functions = ", ".join(
+            f"{name} x{count} ({longest:.1f} s"
+            + (f", RSS +{rss:.0f}" if rss is not None else "")
+            + (f", code {code:.1f}" if code is not None else "")
+            + ")"
+            for name, (count, longest, code, rss) in sorted(r.per_function.items())
+        )
+        lines.append(f"  {r.path} {r.size / MIB:.0f} MiB: {functions}")
+        lines.append(f"      RSS from {r.rss_how}")
+        if r.traced is not None:
+            t = r.traced
+            lines.append(
+                f"      traced rerun: {t.status} in {t.wall_s:.1f} s, rows "
+                f"{'ok' if t.rows_ok else 'WRONG'}; sampler: {r.sampler}"
+            )
+        if not r.path_ok:
+            lines.append(f"      states: {' -> '.join(r.states)}")
+        if r.note:
+            lines.append(f"      {r.note}")
+        if not r.rows_ok:
+            lines.append(f"      ROWS: record has {r.rows}, generated {r.rows_generated}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10,100,1024", help="file sizes in MiB, comma-separated")
+    parser.add_argument("--paths", default="single,map", help="single, map or both")
+    parser.add_argument(
+        "--single-max-mib",
+        type=float,
+        default=float("inf"),
+        help="skip sizes above this on the single path (e.g. 100: no 1 GB single run)",
+    )
+    parser.add_argument("--chunk-mib", type=int, default=64, help="LargeObjectChunkMiB (map)")
+    parser.add_argument(
+        "--trace-max-mib",
+        type=float,
+        default=100,
+        help="a traced rerun (memory) for sizes up to this (0: none); tracemalloc makes the "
+        "conversion ~7x slower",
+    )
+    parser.add_argument("--sample-ms", type=float, default=50.0, help="memory sampler interval")
+    parser.add_argument(
+        "--frames", type=int, default=1, help="tracemalloc frames per block (see the docstring)"
+    )
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per run")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    paths = [s.strip() for s in args.paths.split(",") if s.strip()]
+    if unknown := set(paths) - {"single", "map"}:
+        parser.error(f"unknown paths: {sorted(unknown)}")
+
+    command = shlex.join([sys.executable, *sys.argv]) if argv is None else shlex.join(argv)
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="bench-large-") as tmp:
+        folder = Path(tmp)
+        files: dict[int, Generated] = {}
+        for mib in sizes:
+            started = time.perf_counter()
+            files[mib] = write_orders(folder / f"orders-{mib}mib.csv", mib)
+            progress(
+                f"generated {mib} MiB: {files[mib].rows} rows, "
+                f"{files[mib].size} bytes in {time.perf_counter() - started:.1f} s"
+            )
+        for path in paths:
+            results.extend(bench_path(path, files, args, folder))
+
+    print(f"$ {command}")
+    print(
+        f"large files end to end on the local cloud ({DATASET}; map: LargeObjectChunkMiB="
+        f"{args.chunk_mib}; {os.cpu_count()} cores, Python {sys.version.split()[0]})"
+    )
+    print(
+        "  wall: upload start -> execution terminal (put s: the upload alone); MB/s = 10^6 B / wall"
+    )
+    print(
+        "  RSS MiB: peak resident-set growth of the whole process during the timing run: the "
+        "functions AND the in-process moto\n"
+        "    (moto reads the whole object into memory for any GetObject, even a Range read, and "
+        "joins multipart uploads in memory)"
+    )
+    if args.trace_max_mib > 0:
+        print(
+            f"  from a traced rerun (tracemalloc, {args.frames} frame(s); sizes <= "
+            f"{args.trace_max_mib:g} MiB; '-' = not traced):\n"
+            f"    code MiB: peak of live blocks allocated by functions/ingest_pipeline/ code, "
+            f"sampled every >= {args.sample_ms:g} ms: the Lambda side alone\n"
+            "    traced MiB: tracemalloc's exact peak over the run, whole process (functions + "
+            "moto), above what was live at its start"
+        )
+    print()
+    print(table(results))
+    print(
+        "\nper run, per function (timing run: invocations, longest s, largest RSS growth MiB "
+        "while one ran; traced rerun: code MiB sampled while it ran):"
+    )
+    print(details(results))
+    every = results + [r.traced for r in results if r.traced is not None]
+    bad = [r for r in every if not r.rows_ok]
+    if bad:
+        print(f"\nROW COUNT MISMATCH in {len(bad)} run(s)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
