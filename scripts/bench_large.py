@@ -25,7 +25,8 @@ Figures per run:
   temporary files (FakeKey's SpooledTemporaryFile), so stored objects are not in it, but it
   materialises the whole object for every GetObject, even a 256 KiB Range read
   (moto/s3/responses.py: ``key.value`` then a slice), and joins a multipart upload's parts in
-  memory: that part grows with the file, and is moto's, not the Lambda's.
+  memory: that part grows with the file, and is moto's, not the Lambda's. Per function, the
+  largest RSS growth while one of its invocations ran shows where (moto's work for it included).
 
 tracemalloc makes the conversion about 7x slower, so the timings come from an untraced run,
 and the memory of the functions from a second, traced run of the same case (sizes up to
