@@ -50,8 +50,7 @@ def orders(count: int, *, customer: str = "c-{n}", newline: str = "\n", bad: int
     for n in range(1, count + 1):
         amount = "12.5x" if n == bad else f"{n % 1000}.25"
         rows.append(
-            f"o-{n},{customer.format(n=n)},{amount},EUR,{n % 9 + 1},"
-            "2026-11-21T07:55:00+00:00,false"
+            f"o-{n},{customer.format(n=n)},{amount},EUR,{n % 9 + 1},2026-11-21T07:55:00+00:00,false"
         )
     return (newline.join(rows) + newline).encode()
 
@@ -217,7 +216,6 @@ def test_a_chunk_failure_is_raised_by_its_name_and_routed_by_the_taxonomy(
     assert record is not None
     assert (record["error_class"], record["error_code"]) == ("CONFIGURATION", "ACCESS_DENIED")
     assert record["retryable"] is False
-
 
 
 def test_a_cut_inside_a_quoted_field_of_record_like_lines_is_planned_again(
