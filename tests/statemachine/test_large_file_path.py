@@ -235,19 +235,3 @@ def test_a_cut_inside_a_quoted_field_of_record_like_lines_is_planned_again(
     assert "UseRealignedPlan" in run.path
     assert run.path.count("ProcessChunks") == 2
     assert pipeline.read(OUT) == single_path_output(body)
-
-
-def test_big_chunk_outputs_are_copied_by_s3() -> None:
-    """Chunk outputs of 5 MiB and more become parts by UploadPartCopy (the small ones above
-    are joined in memory): the output is still the single path's, byte for byte."""
-    with local_pipeline(
-        parameters={"LargeObjectThresholdMiB": "1", "LargeObjectChunkMiB": "6"}
-    ) as pipeline:
-        body = orders(230_000)  # about 15 MiB: chunks of 6, 6 and 3 MiB
-        _, run = pipeline.ingest(KEY, body, timeout=180)
-        assert run.status == "SUCCEEDED", run.cause
-        assert chunk_count(pipeline, run.arn) == 3
-        head = pipeline.s3.head_object(Bucket=pipeline.bucket, Key=OUT, PartNumber=1)
-        assert head["PartsCount"] == 3
-        assert head["ContentLength"] >= 5 * 1024 * 1024  # part 1 was copied whole
-        assert pipeline.read(OUT) == single_path_output(body)
