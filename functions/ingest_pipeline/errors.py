@@ -180,3 +180,14 @@ def class_of_error_name(name: str) -> ErrorClass | None:
         if name in error_names(error_class):
             return error_class
     return None
+
+
+def error_type_named(name: str) -> type[PipelineError] | None:
+    """Our exception class called ``name`` (as Lambda reports it in ``errorType``)."""
+    todo: list[type[PipelineError]] = [PipelineError]
+    while todo:
+        cls = todo.pop()
+        if cls.__name__ == name and cls is not PipelineError:
+            return cls
+        todo.extend(cls.__subclasses__())
+    return None

@@ -10,6 +10,7 @@ import io
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -234,4 +235,33 @@ def test_a_cut_inside_a_quoted_field_of_record_like_lines_is_planned_again(
     assert run.status == "SUCCEEDED", run.cause
     assert "UseRealignedPlan" in run.path
     assert run.path.count("ProcessChunks") == 2
+    assert pipeline.read(OUT) == single_path_output(body)
+
+
+@pytest.mark.parametrize(
+    "published",
+    [
+        "aws-docs-s3-object-created.json",  # AWS docs: S3 EventBridge "Object Created"
+        "powertools-s3EventBridgeNotificationObjectCreatedEvent.json",  # no version-id
+    ],
+)
+def test_a_published_object_created_event_for_a_large_object(
+    pipeline: Pipeline, published: str
+) -> None:
+    """The published event, through the rule's InputTransformer, with only our bucket, key,
+    version and size put in: the object takes the large-file path to its output."""
+    samples = Path(__file__).parents[1] / "conformance" / "samples"
+    event = json.loads((samples / published).read_text())
+    body = orders(30_000)
+    version = pipeline.put(KEY, body)
+    event["detail"]["bucket"]["name"] = pipeline.bucket
+    event["detail"]["object"].update({"key": KEY, "size": len(body)})
+    if "version-id" in event["detail"]["object"]:
+        event["detail"]["object"]["version-id"] = version
+    run = pipeline.wait(pipeline.start(pipeline.rule_input(event)), timeout=120)
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.path[-7:] == LARGE[-7:]
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert (record["status"], record["row_count"]) == ("SUCCEEDED", 30_000)
     assert pipeline.read(OUT) == single_path_output(body)

@@ -255,52 +255,61 @@ def upload_stream(
     still that version / still absent, else ``OutputChangedError`` and nothing is written.
     """
     extra: dict[str, Any] = {"ContentType": content_type, "Metadata": ascii_metadata(metadata)}
-    condition: dict[str, Any] = {}
+    condition = _condition(if_match, if_none_match)
+    with _conditional_write(f"PutObject s3://{bucket}/{key}"):  # reading the source can fail too
+        head, rest = _read_up_to(chunks, config.multipart_threshold)
+        if rest is None:
+            s3_client().put_object(Bucket=bucket, Key=key, Body=head, **extra, **condition)
+            return
+        client = s3_client()
+        parts = _parts(itertools.chain([head], rest), config.multipart_chunksize)
+
+        def write_parts(upload_id: str) -> list[dict[str, Any]]:
+            written: list[dict[str, Any]] = []
+            for number, body in enumerate(parts, start=1):
+                etag = client.upload_part(
+                    Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
+                )["ETag"]
+                written.append({"PartNumber": number, "ETag": etag})
+            return written
+
+        _completed_upload(bucket, key, write_parts, extra=extra, condition=condition)
+
+
+def _condition(if_match: str | None, if_none_match: bool) -> dict[str, Any]:
+    """S3 conditional-write arguments: only while the object is still that ETag / absent."""
     if if_match is not None:
-        condition["IfMatch"] = f'"{if_match.strip(chr(34))}"'
-    elif if_none_match:
-        condition["IfNoneMatch"] = "*"
-    action = f"PutObject s3://{bucket}/{key}"
+        return {"IfMatch": f'"{if_match.strip(chr(34))}"'}
+    return {"IfNoneMatch": "*"} if if_none_match else {}
+
+
+@contextlib.contextmanager
+def _conditional_write(action: str) -> Iterator[None]:
+    """AWS errors mapped to the taxonomy; a lost condition is ``OutputChangedError``."""
     try:
-        with aws_errors(action):  # reading the source can fail too
-            head, rest = _read_up_to(chunks, config.multipart_threshold)
-            if rest is None:
-                s3_client().put_object(Bucket=bucket, Key=key, Body=head, **extra, **condition)
-                return
-            _multipart_upload(
-                bucket,
-                key,
-                itertools.chain([head], rest),
-                extra=extra,
-                condition=condition,
-                config=config,
-            )
+        with aws_errors(action):
+            yield
     except PipelineError as exc:
         if is_error(exc, "PreconditionFailed", "ConditionalRequestConflict"):
             raise OutputChangedError(f"{action}: {exc.__cause__}") from exc
         raise
 
 
-def _multipart_upload(
+def _completed_upload(
     bucket: str,
     key: str,
-    chunks: Iterator[bytes],
+    write_parts: Callable[[str], list[dict[str, Any]]],
     *,
     extra: dict[str, Any],
     condition: dict[str, Any],
-    config: TransferConfig,
 ) -> None:
-    """One multipart upload, parts in order; aborted when anything fails (s3transfer's
-    upload_fileobj cannot make the completion conditional)."""
+    """One multipart upload: ``write_parts(upload_id)`` writes the parts and returns them
+    ({PartNumber, ETag}); the completion is conditional; anything failing aborts it
+    (s3transfer's upload_fileobj cannot make the completion conditional)."""
     client = s3_client()
     upload_id = client.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
     try:
-        parts: list[dict[str, Any]] = []
-        for number, body in enumerate(_parts(chunks, config.multipart_chunksize), start=1):
-            etag = client.upload_part(
-                Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
-            )["ETag"]
-            parts.append({"PartNumber": number, "ETag": etag})
+        parts = write_parts(upload_id)
         client.complete_multipart_upload(
             Bucket=bucket,
             Key=key,
@@ -454,57 +463,38 @@ def join_objects(
     from ingest_pipeline.logic.chunks import CopyPart  # the large-file path only
 
     extra: dict[str, Any] = {"ContentType": content_type, "Metadata": ascii_metadata(metadata)}
-    condition: dict[str, Any] = {}
-    if if_match is not None:
-        condition["IfMatch"] = f'"{if_match.strip(chr(34))}"'
-    elif if_none_match:
-        condition["IfNoneMatch"] = "*"
+    condition = _condition(if_match, if_none_match)
     client = s3_client()
-    action = f"assemble s3://{bucket}/{key}"
-    try:
-        with aws_errors(action):
-            if not steps:
-                client.put_object(Bucket=bucket, Key=key, Body=b"", **extra, **condition)
-                return
-            upload_id = client.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
-            try:
 
-                def write(number: int, step: CopyPart | UploadPart) -> dict[str, Any]:
-                    if isinstance(step, CopyPart):
-                        piece = step.piece
-                        etag = client.upload_part_copy(
-                            Bucket=bucket,
-                            Key=key,
-                            UploadId=upload_id,
-                            PartNumber=number,
-                            CopySource={"Bucket": bucket, "Key": piece.key},
-                            CopySourceRange=f"bytes={piece.first}-{piece.last}",
-                        )["CopyPartResult"]["ETag"]
-                    else:
-                        body = b"".join(
-                            read_range(bucket, p.key, None, p.first, p.last) for p in step.pieces
-                        )
-                        etag = client.upload_part(
-                            Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
-                        )["ETag"]
-                    return {"PartNumber": number, "ETag": etag}
-
-                # S3 copies the parts; several at once (at most PARTS_AT_ONCE small parts
-                # are in memory, each below 5 MiB + one piece).
-                with ThreadPoolExecutor(max_workers=PARTS_AT_ONCE) as pool:
-                    parts = list(pool.map(write, range(1, len(steps) + 1), steps))
-                client.complete_multipart_upload(
+    def write_parts(upload_id: str) -> list[dict[str, Any]]:
+        def write(number: int, step: CopyPart | UploadPart) -> dict[str, Any]:
+            if isinstance(step, CopyPart):
+                piece = step.piece
+                etag = client.upload_part_copy(
                     Bucket=bucket,
                     Key=key,
                     UploadId=upload_id,
-                    MultipartUpload={"Parts": parts},  # type: ignore[typeddict-item]
-                    **condition,
+                    PartNumber=number,
+                    CopySource={"Bucket": bucket, "Key": piece.key},
+                    CopySourceRange=f"bytes={piece.first}-{piece.last}",
+                )["CopyPartResult"]["ETag"]
+            else:
+                body = b"".join(
+                    read_range(bucket, p.key, None, p.first, p.last) for p in step.pieces
                 )
-            except BaseException:
-                with contextlib.suppress(ClientError, BotoCoreError):
-                    client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
-                raise
-    except PipelineError as exc:
-        if is_error(exc, "PreconditionFailed", "ConditionalRequestConflict"):
-            raise OutputChangedError(f"{action}: {exc.__cause__}") from exc
-        raise
+                etag = client.upload_part(
+                    Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body
+                )["ETag"]
+            return {"PartNumber": number, "ETag": etag}
+
+        # S3 copies the parts; several at once (at most PARTS_AT_ONCE small parts are in
+        # memory, each below 5 MiB + one piece).
+        with ThreadPoolExecutor(max_workers=PARTS_AT_ONCE) as pool:
+            return list(pool.map(write, range(1, len(steps) + 1), steps))
+
+    action = f"assemble s3://{bucket}/{key}"
+    with _conditional_write(action):
+        if not steps:
+            client.put_object(Bucket=bucket, Key=key, Body=b"", **extra, **condition)
+            return
+        _completed_upload(bucket, key, write_parts, extra=extra, condition=condition)

@@ -24,7 +24,6 @@ import json
 import time
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline import errors, output
@@ -33,7 +32,6 @@ from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import (
     ConfigurationError,
     DataError,
-    ErrorClass,
     ObjectTooLargeError,
     PipelineError,
     TransientError,
@@ -58,25 +56,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     try:
         summary = assemble(request, Settings.from_env())
     except DataError as exc:
-        metrics.add_metric(name="ObjectsRejected", unit=MetricUnit.Count, value=1)
-        logger.warning(
-            "object rejected",
-            error=type(exc).__name__,
-            error_class=ErrorClass.PERMANENT.value,
-            error_code=exc.code,
-            line=exc.line,
-            cause=exc.message,
-        )
+        output.log_rejected(exc)
         raise
-    if summary["outcome"] == Outcome.PROCESSED:
-        metrics.add_metric(name="ObjectsProcessed", unit=MetricUnit.Count, value=1)
-        metrics.add_metric(name="RowsProcessed", unit=MetricUnit.Count, value=summary["rows"])
-        duration_ms = round((time.monotonic() - started) * 1000)
-        logger.info(
-            "object processed",
-            duration_ms=duration_ms,
-            **{k: v for k, v in summary.items() if k != "plan"},
-        )
+    output.log_processed(summary, started)
     return summary
 
 
@@ -132,20 +114,10 @@ def chunk_failure(index: int, caught: CaughtError, size: int) -> PipelineError:
             size=size,
         )
     _, line, text = caught.code_and_line()
-    cls = _error_class(caught.name)
+    cls = errors.error_type_named(caught.name)
     if cls is None:
         return ConfigurationError(f"chunk {index} failed with {caught.name}: {text}")
     return cls(f"chunk {index}: {text}", line=line)
-
-
-def _error_class(name: str) -> type[PipelineError] | None:
-    todo: list[type[PipelineError]] = [errors.PipelineError]
-    while todo:
-        cls = todo.pop()
-        if cls.__name__ == name and cls is not errors.PipelineError:
-            return cls
-        todo.extend(cls.__subclasses__())
-    return None
 
 
 def _realign(request: AssembleRequest, realign: chunks.Realign) -> dict[str, Any]:

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline import output
@@ -19,7 +18,6 @@ from ingest_pipeline.config import LargeObjectSettings, Settings
 from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import (
     DataError,
-    ErrorClass,
     InvalidEventError,
     ObjectTooLargeError,
     TransientError,
@@ -47,22 +45,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             large=LargeObjectSettings.from_env(),
         )
     except DataError as exc:
-        metrics.add_metric(name="ObjectsRejected", unit=MetricUnit.Count, value=1)
-        logger.warning(
-            "object rejected",
-            error=type(exc).__name__,
-            error_class=ErrorClass.PERMANENT.value,
-            error_code=exc.code,
-            line=exc.line,
-            cause=exc.message,
-        )
+        output.log_rejected(exc)
         raise
-    if summary["outcome"] == Outcome.PROCESSED:
-        metrics.add_metric(name="ObjectsProcessed", unit=MetricUnit.Count, value=1)
-        metrics.add_metric(name="RowsProcessed", unit=MetricUnit.Count, value=summary["rows"])
-        # duration_ms: the saved query "slowest objects" sorts on it (template.yaml).
-        duration_ms = round((time.monotonic() - started) * 1000)
-        logger.info("object processed", duration_ms=duration_ms, **summary)
+    output.log_processed(summary, started)
     return summary
 
 

@@ -38,36 +38,16 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ingest_pipeline.errors import (
-    ColumnCountError,
     DataError,
-    EmptyFileError,
-    EncodingError,
-    HeaderError,
-    LineTooLongError,
-    MalformedCsvError,
     ValueTypeError,
+    error_type_named,
 )
-from ingest_pipeline.logic.transform import MAX_REPORTED_ERRORS, Summary
+from ingest_pipeline.logic.transform import MAX_REPORTED_ERRORS, Summary, value_error
 
 MIN_PART_BYTES = 5 * 1024 * 1024  # S3: every part of a multipart upload but the last
 MAX_PARTS = 10_000  # S3: parts of one multipart upload
 PROBE_RECORDS = 8  # records a cut's candidate start must parse into, to be chosen
 MAX_ROUNDS = 3  # plans of one object (a realigned plan is a new round)
-
-# The DataError classes a chunk can report, by the name it reports (errorType).
-_DATA_ERRORS: dict[str, type[DataError]] = {
-    cls.__name__: cls
-    for cls in (
-        ColumnCountError,
-        DataError,
-        EmptyFileError,
-        EncodingError,
-        HeaderError,
-        LineTooLongError,
-        MalformedCsvError,
-        ValueTypeError,
-    )
-}
 
 
 @dataclass(frozen=True)
@@ -367,7 +347,7 @@ def merge_chunks(
                 raise error
             problems.extend(error.details.get("errors", []))
             if len(problems) >= MAX_REPORTED_ERRORS or report.end is None:
-                raise _value_error(problems)
+                raise value_error(problems)
         if report.end is None:
             raise ValueError(f"chunk {chunk.index} reports no end and no error")
         if report.rows and report.part_key is not None:
@@ -377,7 +357,7 @@ def merge_chunks(
         lines_before += report.lines
         expected = report.end
     if problems:
-        raise _value_error(problems)
+        raise value_error(problems)
     return Merged(rows=rows, bytes_out=bytes_out, parts=parts)
 
 
@@ -397,7 +377,8 @@ def _realigned(plan: Sequence[Chunk], position: int, start: int) -> list[Chunk]:
 
 def _absolute(error: dict[str, Any], lines_before: int) -> DataError:
     """A chunk's DataError (its ``to_dict()``) rebuilt with the file's line numbers."""
-    cls = _DATA_ERRORS.get(str(error.get("errorType")), DataError)
+    named = error_type_named(str(error.get("errorType")))
+    cls = named if named is not None and issubclass(named, DataError) else DataError
     details = dict(error.get("details") or {})
     if "errors" in details:
         details["errors"] = [
@@ -409,17 +390,6 @@ def _absolute(error: dict[str, Any], lines_before: int) -> DataError:
         str(error.get("message", "")),
         line=None if line is None else int(line) + lines_before,
         **details,
-    )
-
-
-def _value_error(problems: list[dict[str, Any]]) -> ValueTypeError:
-    problems = problems[:MAX_REPORTED_ERRORS]
-    first = problems[0]
-    return ValueTypeError(
-        f"{len(problems)}{'+' if len(problems) >= MAX_REPORTED_ERRORS else ''} bad "
-        f"value(s); first: column {first['column']!r}: {first['error']}",
-        line=first["line"],
-        errors=problems,
     )
 
 

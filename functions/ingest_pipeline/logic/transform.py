@@ -273,7 +273,7 @@ def convert(
             break
     summary.lines = reader.line_num
     if rows.problems:
-        raise _value_error(rows.problems)
+        raise value_error(rows.problems)
     summary.sha256 = summary._digest.hexdigest()
 
 
@@ -397,7 +397,7 @@ class _Rows:
                     return "".join(outs), exc
                 if text is None:
                     if len(problems) >= MAX_REPORTED_ERRORS:
-                        return "".join(outs), _value_error(problems)
+                        return "".join(outs), value_error(problems)
                     continue
             else:
                 text = template % row
@@ -419,7 +419,7 @@ def _line_numbers(batch: list[list[str]], start: int, end: int) -> Iterable[int]
     return numbers
 
 
-def _value_error(problems: list[dict[str, Any]]) -> ValueTypeError:
+def value_error(problems: list[dict[str, Any]]) -> ValueTypeError:
     first = problems[0]
     return ValueTypeError(
         f"{len(problems)}{'+' if len(problems) >= MAX_REPORTED_ERRORS else ''} bad "
@@ -477,4 +477,4 @@ def _read_header(reader: Any, contract: Contract) -> list[str]:
     raise EmptyFileError("the file has no header line (only blank lines)", line=reader.line_num)
 
 
-__all__ = ["DataError", "Summary", "convert"]
+__all__ = ["DataError", "Summary", "convert", "value_error"]
