@@ -5,7 +5,8 @@
 #   make build       sam build (no Docker needed: CodeUri has no requirements.txt)
 #   make test        bootstrap + lint + build + the whole pytest suite (what .ci/run runs)
 #   make unit        unit tests only
-#   make demo        every workflow path on the embedded local cloud, one table (< 30 s)
+#   make demo        every workflow path on the embedded local cloud, one table (< 30 s);
+#                    WORKFLOW_TYPE=EXPRESS deploys the per-object workflow as Express
 #   make bench       latency per path, burst throughput, make test wall time, redrive vs seed 002
 #   make up          ingestctl local up: the local cloud on http://127.0.0.1:4566
 #   make cost        python scripts/cost_report.py
@@ -109,7 +110,7 @@ $(CHECKOV_STAMP): pyproject.toml scripts/bootstrap.py
 lint: bootstrap  ## static checks: python code and the SAM template
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(PY) scripts/build_asl.py --check  # statemachines/pipeline.asl.json is what the YAML source generates
+	$(PY) scripts/build_asl.py --check  # statemachines/*.asl.json are what their YAML sources generate
 	$(BIN)/mypy  # functions/ingest_pipeline and tools/ingest_tools (pyproject.toml)
 	$(SAM) validate --lint --template-file $(TEMPLATE)
 	$(BIN)/cfn-lint --append-rules cfn_lint_serverless.rules -- $(TEMPLATE)
@@ -133,7 +134,7 @@ unit: bootstrap  ## unit tests only
 
 # Only the app's venv is needed (no SAM CLI): a fresh clone runs this after one pip install.
 demo: $(DEV_STAMP)  ## every workflow path through the local cloud (S3 -> EventBridge -> Step Functions), one table
-	$(BIN)/ingestctl local demo
+	$(BIN)/ingestctl local demo $(if $(WORKFLOW_TYPE),--workflow-type $(WORKFLOW_TYPE))
 
 bench: bootstrap  ## latency per path, burst, make test wall time, redrive, transform MB/s, cold start
 	$(PY) scripts/bench.py $(BENCH_ARGS)

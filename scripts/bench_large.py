@@ -88,15 +88,18 @@ SINGLE_PATH = [
     "ChooseProcessingPath",
     "RecordSuccess",
 ]
-MAP_PATH = [
+MAP_PATH = [  # the per-object execution, then the large-object execution it started
     "CheckObjectIdentity",
     "ClaimObject",
     "ProcessObject",
     "ChooseProcessingPath",
+    "StartLargeObjectWorkflow",
+    "EndAsHandedOver",
+    "TakeOverClaim",
     "SplitObject",
     "ProcessChunks",
     "AssembleOutput",
-    "ChooseProcessingPath",
+    "ChooseAssemblyOutcome",
     "RecordSuccess",
 ]
 BLOCKS = 32  # distinct blocks of rows, ~128 KB each, written in turn up to the size
@@ -401,8 +404,12 @@ def run_one(
         if delivery.execution_arn is None:
             raise SystemExit(f"{key} was not delivered: {delivery.status} {delivery.error_code}")
         run = p.wait(delivery.execution_arn, timeout=timeout)
+        states = run.path
+        if states[-1] == "EndAsHandedOver":
+            run = p.handed_over_to(run, timeout=timeout)
+            states = states + run.path
         result.wall_s = time.perf_counter() - started
-    result.status, result.states = run.status, run.path
+    result.status, result.states = run.status, states
     result.chunks = cloud.invocation_count(chunk_fn) - chunks_before
     record = p.record(key, version) or {}
     result.outcome = str(record.get("outcome") or record.get("error_code") or "")

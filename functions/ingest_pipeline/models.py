@@ -232,6 +232,9 @@ class Attr(StrEnum):
     UPDATED_AT = "updated_at"
     LEASE_SECONDS = "lease_seconds"
     EXPIRES_AT = "expires_at"  # the table's TTL attribute
+    # the per-object execution that handed the claim to the large-object workflow's
+    # (TakeOverClaim); EXECUTION_ARN is then the large-object execution
+    HANDED_OVER_BY = "handed_over_by"
     # success (RecordSuccess)
     COMPLETED_AT = "completed_at"
     DATASET = "dataset"

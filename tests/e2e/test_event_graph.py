@@ -221,6 +221,37 @@ def test_ten_concurrent_copies_process_exactly_once(pipeline: Pipeline) -> None:
     assert record is not None and record["status"] == "SUCCEEDED" and record["attempt"] == 1
 
 
+def test_a_duplicate_execution_of_one_event_processes_once(pipeline: Pipeline) -> None:
+    """An asynchronous Express workflow runs at least once: the same event can run as two
+    executions of the same name at the same time (Step Functions, "Execution guarantees").
+    The claim absorbs the second. On STANDARD the same start is the running execution."""
+    key = "incoming/orders/at-least-once.csv"
+    process = pipeline.stack.functions["ProcessFunction"]
+    gate = pipeline.cloud.faults.gate(
+        process, invocation=pipeline.cloud.invocation_count(process) + 1
+    )
+    version = pipeline.put(key, GOOD)
+    delivery = pipeline.delivery(key, version)
+    assert delivery.execution_arn is not None
+    wait_for(gate.entered.is_set, what="the first execution to start processing")
+    name = delivery.execution_arn.split(":")[7]  # ...:execution|express:<machine>:<name>[:id]
+    again = pipeline.start(pipeline.rule_input(delivery.event), name=name)
+    gate.release()
+    runs = [pipeline.wait(arn) for arn in dict.fromkeys([delivery.execution_arn, again])]
+
+    if pipeline.stack.outputs["WorkflowType"] == "EXPRESS":
+        assert len(runs) == 2  # two executions of one name, as AWS runs them
+        assert sorted(r.path[-1] for r in runs) == ["RecordSuccess", "SkipDuplicateObject"]
+    else:
+        assert [r.path for r in runs] == [HAPPY]  # StartExecution is idempotent by name
+    assert all(r.status == "SUCCEEDED" for r in runs)
+    assert pipeline.cloud.invocation_count(process) == 1
+    assert pipeline.versions("processed/orders/at-least-once.jsonl") == 1
+    record = pipeline.record(key, version)
+    assert record is not None
+    assert (record["status"], record["attempt"]) == ("SUCCEEDED", 1)
+
+
 @pytest.mark.parametrize("key", AWKWARD_KEYS)
 def test_awkward_keys_end_to_end(pipeline: Pipeline, key: str) -> None:
     version, run = pipeline.ingest(key, GOOD)

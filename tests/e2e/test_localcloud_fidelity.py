@@ -455,6 +455,44 @@ def test_sdk_s3_errors_are_named_as_aws_names_them(p: Pipeline) -> None:
     assert [e["type"] for e in run.history if e["type"] == "TaskFailed"] == ["TaskFailed"]
 
 
+def test_a_start_execution_task_starts_the_execution(p: Pipeline) -> None:
+    """A states:startExecution task (the request-response integration) starts the other
+    state machine with ``Input`` given as an object, as the developer guide's example does;
+    its result carries the new execution's ARN."""
+    role = "arn:aws:iam::123456789012:role/start-execution"
+    child = p.sfn.create_state_machine(
+        name="started-child",
+        definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
+        roleArn=role,
+    )["stateMachineArn"]
+    parent_definition = {
+        "StartAt": "StartChild",
+        "States": {
+            "StartChild": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::states:startExecution",
+                "Parameters": {
+                    "StateMachineArn": child,
+                    "Name": "child-of-parent",
+                    "Input": {"greeting": "hello", "parent.$": "$$.Execution.Id"},
+                },
+                "ResultSelector": {"executionArn.$": "$.ExecutionArn"},
+                "End": True,
+            }
+        },
+    }
+    parent = p.sfn.create_state_machine(
+        name="starting-parent", definition=json.dumps(parent_definition), roleArn=role
+    )["stateMachineArn"]
+    arn = p.sfn.start_execution(stateMachineArn=parent, name="parent", input="{}")["executionArn"]
+    run = p.wait(arn)
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.output is not None
+    started = p.sfn.describe_execution(executionArn=run.output["executionArn"])
+    assert started["name"] == "child-of-parent"
+    assert json.loads(started["input"]) == {"greeting": "hello", "parent": arn}
+
+
 def test_context_timestamps_are_formatted_as_aws_formats_them(p: Pipeline) -> None:
     """$$.State.EnteredTime is "2026-01-01T00:00:00.123Z" on AWS (moto: isoformat()). The
     claim stores it as claimed_at and the reconciler compares it as a string."""

@@ -94,7 +94,10 @@ def test_the_dashboard_shows_this_stacks_resources(p: Pipeline) -> None:
             shown.setdefault(f"{namespace}/{name}", set()).add(value)
     assert shown["AWS/Lambda/FunctionName"] == set(p.stack.functions.values())
     assert shown["AWS/SQS/QueueName"] == dead_letter_queues and len(dead_letter_queues) == 3
-    assert shown["AWS/States/StateMachineArn"] == {p.stack.outputs["PipelineStateMachineArn"]}
+    assert shown["AWS/States/StateMachineArn"] == {
+        p.stack.outputs["PipelineStateMachineArn"],
+        p.stack.outputs["LargeObjectStateMachineArn"],
+    }
     assert shown[f"{CUSTOM_NAMESPACE}/service"] == {p.stack.stack_name}
 
 

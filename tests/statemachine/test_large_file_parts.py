@@ -24,7 +24,8 @@ def test_big_chunk_outputs_are_copied_by_s3() -> None:
         parameters={"LargeObjectThresholdMiB": "1", "LargeObjectChunkMiB": "6"}
     ) as pipeline:
         body = orders(230_000)  # about 15 MiB: chunks of 6, 6 and 3 MiB
-        _, run = pipeline.ingest(KEY, body, timeout=180)
+        _, handoff = pipeline.ingest(KEY, body, timeout=180)
+        run = pipeline.handed_over_to(handoff, timeout=180)
         assert run.status == "SUCCEEDED", run.cause
         assert chunk_count(pipeline, run.arn) == 3
         head = pipeline.s3.head_object(Bucket=pipeline.bucket, Key=OUT, PartNumber=1)

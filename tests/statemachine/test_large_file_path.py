@@ -16,7 +16,7 @@ import pytest
 
 from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.transform import Summary, convert
-from ingest_tools.localcloud.pipeline import Pipeline, local_pipeline
+from ingest_tools.localcloud.pipeline import Execution, Pipeline, local_pipeline
 from tests.support import wait_for
 
 pytestmark = pytest.mark.statemachine
@@ -24,15 +24,21 @@ pytestmark = pytest.mark.statemachine
 KEY = "incoming/orders/2026/11/23/large.csv"
 OUT = "processed/orders/2026/11/23/large.jsonl"
 HEADER = "order_id,customer_id,amount,currency,quantity,ordered_at,gift"
-LARGE = [
+# The per-object execution hands the object over; the large-object execution does the work.
+HANDOFF = [
     "CheckObjectIdentity",
     "ClaimObject",
     "ProcessObject",
     "ChooseProcessingPath",
+    "StartLargeObjectWorkflow",
+    "EndAsHandedOver",
+]
+LARGE = [
+    "TakeOverClaim",
     "SplitObject",
     "ProcessChunks",
     "AssembleOutput",
-    "ChooseProcessingPath",
+    "ChooseAssemblyOutcome",
     "RecordSuccess",
 ]
 
@@ -56,6 +62,13 @@ def orders(count: int, *, customer: str = "c-{n}", newline: str = "\n", bad: int
     return (newline.join(rows) + newline).encode()
 
 
+def ingest_large(pipeline: Pipeline, body: bytes) -> tuple[str, Execution]:
+    """Upload ``body``: its per-object execution hands it over; the large-object execution."""
+    version, handoff = pipeline.ingest(KEY, body, timeout=120)
+    assert handoff.status == "SUCCEEDED" and handoff.path == HANDOFF, handoff.path
+    return version, pipeline.handed_over_to(handoff, timeout=120)
+
+
 def single_path_output(body: bytes) -> bytes:
     """What ProcessObject would write for ``body`` (the same transform, one pass)."""
     summary = Summary(dataset="orders")
@@ -76,7 +89,9 @@ def chunk_count(pipeline: Pipeline, arn: str) -> int:
 
 def test_several_chunks_make_the_single_paths_output(pipeline: Pipeline) -> None:
     body = orders(60_000)  # about 4.4 MiB: 4 or 5 chunks
-    version, run = pipeline.ingest(KEY, body, timeout=120)
+    version, handoff = pipeline.ingest(KEY, body, timeout=120)
+    assert handoff.path == HANDOFF
+    run = pipeline.handed_over_to(handoff, timeout=120)
     assert run.status == "SUCCEEDED", run.cause
     assert run.path == LARGE
     assert chunk_count(pipeline, run.arn) >= 4
@@ -90,20 +105,21 @@ def test_several_chunks_make_the_single_paths_output(pipeline: Pipeline) -> None
         len(body),
     )
     assert record["sha256"].startswith("parts:")
+    assert (record["execution_arn"], record["handed_over_by"]) == (run.arn, handoff.arn)
     assert pipeline.keys(f"work/{run.arn.rsplit(':', 1)[-1]}/") == []  # working files gone
 
 
 def test_quoted_newlines_across_chunk_cuts(pipeline: Pipeline) -> None:
     # Every customer id holds line breaks inside quotes: cuts land inside them.
     body = orders(30_000, customer='"c-{n}\nfloor 2\nbuilding B"')
-    _, run = pipeline.ingest(KEY, body, timeout=120)
+    _, run = ingest_large(pipeline, body)
     assert run.status == "SUCCEEDED", run.cause
     assert pipeline.read(OUT) == single_path_output(body)
 
 
 def test_crlf_lines_and_a_bom(pipeline: Pipeline) -> None:
     body = b"\xef\xbb\xbf" + orders(50_000, newline="\r\n")
-    _, run = pipeline.ingest(KEY, body, timeout=120)
+    _, run = ingest_large(pipeline, body)
     assert run.status == "SUCCEEDED", run.cause
     output = pipeline.read(OUT)
     assert output == single_path_output(body)
@@ -114,7 +130,7 @@ def test_a_bad_value_in_the_last_chunk_quarantines_the_object_with_its_line(
     pipeline: Pipeline,
 ) -> None:
     body = orders(60_000, bad=60_000)
-    version, run = pipeline.ingest(KEY, body, timeout=120)
+    version, run = ingest_large(pipeline, body)
     assert run.status == "FAILED"
     assert run.path[-5:] == [
         "AssembleOutput",
@@ -144,18 +160,19 @@ def test_a_duplicate_during_a_running_large_execution_is_absorbed(pipeline: Pipe
 
     duplicate = pipeline.wait(pipeline.start(execution_input))
     gate.release()
-    done = pipeline.wait(first, timeout=60)
+    done = pipeline.handed_over_to(pipeline.wait(first, timeout=60), timeout=60)
 
     assert duplicate.status == "SUCCEEDED"
     assert duplicate.path == ["CheckObjectIdentity", "ClaimObject", "SkipDuplicateObject"]
     assert done.status == "SUCCEEDED" and done.path == LARGE
     record = pipeline.record(KEY, version)
     assert record is not None
-    assert (record["status"], record["execution_arn"], record["attempt"]) == (
+    assert (record["status"], record["execution_arn"], record["handed_over_by"]) == (
         "SUCCEEDED",
+        done.arn,
         first,
-        1,
     )
+    assert record["attempt"] == 1
     assert pipeline.read(OUT) == single_path_output(body)
 
 
@@ -173,9 +190,9 @@ def test_a_stale_large_execution_is_fenced_off(pipeline: Pipeline) -> None:
     takeover_input = dict(stale_input)
     cutoff = (datetime.now(UTC) + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     takeover_input["request"] = {"reprocess": False, "staleBefore": cutoff}
-    takeover = pipeline.wait(pipeline.start(takeover_input), timeout=60)
+    takeover = pipeline.handed_over_to(pipeline.wait(pipeline.start(takeover_input)), 60)
     gate.release()
-    fenced = pipeline.wait(stale, timeout=60)
+    fenced = pipeline.handed_over_to(pipeline.wait(stale), timeout=60)
 
     assert takeover.status == "SUCCEEDED" and takeover.path == LARGE
     assert fenced.status == "FAILED" and fenced.error == "ClaimLost"
@@ -202,7 +219,7 @@ def test_a_chunk_failure_is_raised_by_its_name_and_routed_by_the_taxonomy(
     pipeline.cloud.fail_next(
         "ProcessChunkFunction", AccessDeniedError("AccessDenied on GetObject"), times=1
     )
-    version, run = pipeline.ingest(KEY, orders(30_000), timeout=120)
+    version, run = ingest_large(pipeline, orders(30_000))
     assert run.status == "FAILED"
     assert run.error == "AccessDeniedError"
     assert run.path[-5:] == [
@@ -231,7 +248,7 @@ def test_a_cut_inside_a_quoted_field_of_record_like_lines_is_planned_again(
     rows[11_999] = rows[11_999].replace("c-11999", f'"{fake}"')
     body = "".join(rows + lines[12_000:]).encode()
     assert body.index(b'"o-1,') < 1024 * 1024 < body.index(b'false\n"')  # spans the cut
-    _, run = pipeline.ingest(KEY, body, timeout=120)
+    _, run = ingest_large(pipeline, body)
     assert run.status == "SUCCEEDED", run.cause
     assert "UseRealignedPlan" in run.path
     assert run.path.count("ProcessChunks") == 2
@@ -258,9 +275,11 @@ def test_a_published_object_created_event_for_a_large_object(
     event["detail"]["object"].update({"key": KEY, "size": len(body)})
     if "version-id" in event["detail"]["object"]:
         event["detail"]["object"]["version-id"] = version
-    run = pipeline.wait(pipeline.start(pipeline.rule_input(event)), timeout=120)
+    handoff = pipeline.wait(pipeline.start(pipeline.rule_input(event)), timeout=120)
+    assert handoff.path[-4:] == HANDOFF[-4:]
+    run = pipeline.handed_over_to(handoff, timeout=120)
     assert run.status == "SUCCEEDED", run.cause
-    assert run.path[-7:] == LARGE[-7:]
+    assert run.path == LARGE
     record = pipeline.record(KEY, version)
     assert record is not None
     assert (record["status"], record["row_count"]) == ("SUCCEEDED", 30_000)

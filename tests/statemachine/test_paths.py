@@ -430,18 +430,24 @@ def test_an_object_that_cannot_finish_in_time_takes_the_large_file_path(
         for n in range(600_000)
     ]
     body = "order_id,customer_id,amount,currency,quantity,ordered_at,gift\n" + "\n".join(rows)
-    version, run = pipeline.ingest(KEY, body.encode(), timeout=120)
+    version, handoff = pipeline.ingest(KEY, body.encode(), timeout=120)
 
-    assert run.status == "SUCCEEDED", run.cause
-    assert run.path == [
+    assert handoff.path == [
         "CheckObjectIdentity",
         "ClaimObject",
         "ProcessObject",
         "ChooseProcessingPath",
+        "StartLargeObjectWorkflow",
+        "EndAsHandedOver",
+    ]
+    run = pipeline.handed_over_to(handoff, timeout=120)
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.path == [
+        "TakeOverClaim",
         "SplitObject",
         "ProcessChunks",
         "AssembleOutput",
-        "ChooseProcessingPath",
+        "ChooseAssemblyOutcome",
         "RecordSuccess",
     ]
     assert pipeline.cloud.invocation_count(process) == 1  # handed over, not retried

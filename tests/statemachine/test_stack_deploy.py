@@ -348,8 +348,10 @@ def _template_with(tmp_path: Path, extra: dict[str, Any]) -> Path:
     """template.yaml with absolute artifact paths plus ``extra`` resources, as JSON."""
     template = load_template(TEMPLATE)
     template["Globals"]["Function"]["CodeUri"] = str(ROOT / "functions")
-    machine = template["Resources"]["PipelineStateMachine"]["Properties"]
-    machine["DefinitionUri"] = str(ROOT / machine["DefinitionUri"])
+    for resource in template["Resources"].values():
+        if resource["Type"] == "AWS::Serverless::StateMachine":
+            machine = resource["Properties"]
+            machine["DefinitionUri"] = str(ROOT / machine["DefinitionUri"])
     template["Resources"].update(extra)
     path = tmp_path / "template.json"
     path.write_text(json.dumps(template))

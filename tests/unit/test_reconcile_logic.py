@@ -161,3 +161,36 @@ def test_reprocess_decision(
     rec: dict[str, object], execution: ExecutionStatus | None, action: str
 ) -> None:
     assert decide(rec, execution, NOW).action == action
+
+
+EXPRESS_ARN = "arn:aws:states:us-east-1:123456789012:express:pipeline:e1:0f3c2b"
+
+
+@pytest.mark.parametrize(
+    ("claimed_seconds_ago", "action"),
+    [(10, "skip"), (299, "skip"), (301, "take-over"), (86_400, "take-over")],
+)
+def test_reprocess_judges_an_express_claim_by_its_lease_alone(
+    claimed_seconds_ago: int, action: str
+) -> None:
+    """An Express execution cannot be described or redriven and runs at most 5 minutes: a
+    RUNNING record is live within its 300-s lease and dead after it (never 'redrive')."""
+    claimed = iso_ms(NOW - timedelta(seconds=claimed_seconds_ago))
+    rec = record("RUNNING", execution_arn=EXPRESS_ARN, claimed_at=claimed, lease_seconds=300)
+    decision = decide(rec, None, NOW)
+    assert decision.action == action
+    assert "Express" in decision.reason
+
+
+def test_reprocess_never_describes_an_express_execution(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ingest_pipeline.dal import workflow
+    from ingest_tools.recovery import reprocess
+
+    def refuse(arn: str) -> None:
+        raise AssertionError(f"DescribeExecution of {arn}: AWS refuses it for Express")
+
+    monkeypatch.setattr(workflow, "describe_execution", refuse)
+    claimed = iso_ms(NOW - timedelta(seconds=30))
+    rec = record("RUNNING", execution_arn=EXPRESS_ARN, claimed_at=claimed, lease_seconds=300)
+    (result,) = reprocess.reprocess([rec], state_machine_arn="arn:sm", dry_run=True, now=NOW)
+    assert (result.decision.action, result.outcome) == ("skip", "skipped")

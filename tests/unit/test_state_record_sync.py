@@ -32,7 +32,16 @@ from ingest_pipeline.models import (
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).parents[2]
-ASL = json.loads((ROOT / "statemachines" / "pipeline.asl.json").read_text())
+# Both workflows' states (the ones they share are identical: tests/unit/test_asl_source.py).
+ASL = {
+    "States": {
+        name: state
+        for workflow in ("pipeline", "large-object")
+        for name, state in json.loads(
+            (ROOT / "statemachines" / f"{workflow}.asl.json").read_text()
+        )["States"].items()
+    }
+}
 
 # What the key expressions format, in the order PK_FORMAT / SK_FORMAT take them.
 PK_ARGS = ("$.object.bucket", "$.object.key")

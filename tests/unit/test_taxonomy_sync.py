@@ -13,7 +13,17 @@ from ingest_pipeline.errors import ErrorClass, error_names
 
 pytestmark = pytest.mark.unit
 
-ASL = json.loads((Path(__file__).parents[2] / "statemachines" / "pipeline.asl.json").read_text())
+STATEMACHINES = Path(__file__).parents[2] / "statemachines"
+# Both workflows' states (the ones they share are identical: tests/unit/test_asl_source.py).
+ASL = {
+    "States": {
+        name: state
+        for workflow in ("pipeline", "large-object")
+        for name, state in json.loads((STATEMACHINES / f"{workflow}.asl.json").read_text())[
+            "States"
+        ].items()
+    }
+}
 CATCH_TARGET = {
     ErrorClass.TRANSIENT: "DescribeTransientFailure",
     ErrorClass.CONFIGURATION: "DescribeConfigurationFailure",

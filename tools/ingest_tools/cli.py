@@ -67,7 +67,7 @@ def _local_up(args: argparse.Namespace) -> int:
 def _local_demo(args: argparse.Namespace) -> int:
     from ingest_tools.demo import run_demo
 
-    return run_demo(Path(args.template), as_json=args.json)
+    return run_demo(Path(args.template), as_json=args.json, workflow_type=args.workflow_type)
 
 
 def _local_patches(args: argparse.Namespace) -> int:
@@ -358,6 +358,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo = local_cmds.add_parser("demo", help="run every workflow path and print a table")
     demo.add_argument("--template", default=str(TEMPLATE))
     demo.add_argument("--json", action="store_true", help="print the rows as JSON")
+    demo.add_argument(
+        "--workflow-type",
+        choices=["STANDARD", "EXPRESS"],
+        default=None,
+        help="deploy the per-object workflow as this type (the template's WorkflowType)",
+    )
     demo.set_defaults(func=_local_demo)
     patches = local_cmds.add_parser(
         "patches", help="list the local cloud's patches of moto (kind, reason, test)"

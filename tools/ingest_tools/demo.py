@@ -67,6 +67,7 @@ class _Demo:
             for name in cloud.functions.values()
         }
         self.dlq_url = cloud.outputs["EventDeliveryDLQUrl"]
+        self.express = cloud.outputs.get("WorkflowType") == "EXPRESS"
         self.s3 = S3Counter()
 
     def _dlq_depth(self) -> int:
@@ -113,7 +114,9 @@ class _Demo:
             cost, transitions, path, status = 0.0, 0, ["(no execution)"], "-"
         else:
             measured = measure(scenario, execution, self.memory, s3.ops)
-            cost, transitions = sum(measured.per_million.values()), measured.transitions
+            # Express bills requests and duration, Standard each transition (cost.py).
+            prices = measured.per_million_express if self.express else measured.per_million
+            cost, transitions = sum(prices.values()), measured.transitions
             path, status = _path(execution), execution.status
         dead_text = "-"
         if dead:
@@ -247,7 +250,9 @@ def render(rows: list[Row]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, table)])
 
 
-def run_demo(template: Path = TEMPLATE, *, as_json: bool = False) -> int:
+def run_demo(
+    template: Path = TEMPLATE, *, as_json: bool = False, workflow_type: str | None = None
+) -> int:
     def progress(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
@@ -258,11 +263,14 @@ def run_demo(template: Path = TEMPLATE, *, as_json: bool = False) -> int:
     with (
         LOG_FILE.open("w") as logs,
         contextlib.redirect_stdout(logs),
-        LocalCloud(template) as cloud,
+        LocalCloud(
+            template, parameters={"WorkflowType": workflow_type} if workflow_type else None
+        ) as cloud,
     ):
+        kind = cloud.outputs.get("WorkflowType", "STANDARD")
         progress(
-            f"deployed stack {cloud.stack_name} in {time.perf_counter() - started:.1f}s; "
-            "uploading samples:"
+            f"deployed stack {cloud.stack_name} ({kind} per-object workflow) in "
+            f"{time.perf_counter() - started:.1f}s; uploading samples:"
         )
         rows = run_scenarios(cloud, progress)
         cloud.settle()
@@ -286,7 +294,8 @@ def run_demo(template: Path = TEMPLATE, *, as_json: bool = False) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args: Any = argv if argv is not None else sys.argv[1:]
-    return run_demo(as_json="--json" in args)
+    kind = next((a.split("=", 1)[1] for a in args if a.startswith("--workflow-type=")), None)
+    return run_demo(as_json="--json" in args, workflow_type=kind)
 
 
 if __name__ == "__main__":

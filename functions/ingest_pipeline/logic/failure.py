@@ -66,12 +66,22 @@ class CaughtError:
         return self.name, None, self.message
 
 
+def is_express_execution(execution_arn: str) -> bool:
+    """``arn:aws:states:<region>:<account>:express:<machine>:<name>:<id>``: an execution of an
+    Express workflow (no DescribeExecution, history or redrive; its record is all there is)."""
+    parts = execution_arn.split(":")
+    return len(parts) > 5 and parts[5] == "express"
+
+
 def console_url(execution_arn: str) -> str:
+    """The execution's page in the Step Functions console (an Express execution's page reads
+    its CloudWatch Logs)."""
     parts = execution_arn.split(":")
     region = parts[3] if len(parts) > 3 and parts[3] else "us-east-1"
+    page = "express-executions" if is_express_execution(execution_arn) else "v2/executions"
     return (
         f"https://{region}.console.aws.amazon.com/states/home?region={region}"
-        f"#/v2/executions/details/{execution_arn}"
+        f"#/{page}/details/{execution_arn}"
     )
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,8 +50,18 @@ from ingest_tools.localcloud.features.scheduler import Schedules
 from ingest_tools.localcloud.patching import PatchSet
 from ingest_tools.localcloud.runtime import Handler, Runtime
 from ingest_tools.localcloud.stack import DeployedStack, deploy, put_public_parameter
+from ingest_tools.localcloud.stack.template import load_template
 
-__all__ = ["LOCAL_ENV", "MOTO_CONFIG", "REGION", "TEMPLATE", "LocalCloud", "local_cloud"]
+__all__ = [
+    "LOCAL_ENV",
+    "MOTO_CONFIG",
+    "PARAMETER_OVERRIDES_VARIABLE",
+    "REGION",
+    "TEMPLATE",
+    "LocalCloud",
+    "local_cloud",
+    "parameter_overrides",
+]
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = ROOT / "template.yaml"
@@ -75,6 +86,9 @@ POWERTOOLS_LAYER = (
     "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:1"
 )
 _MOTO_EVAL_LOGGER = "moto.stepfunctions.parser.asl.component.eval_component"
+# Parameter overrides for every LocalCloud of the process, as `sam deploy --parameter-overrides`
+# takes them ("Key=Value Key2=Value2"); see LocalCloud.
+PARAMETER_OVERRIDES_VARIABLE = "LOCALCLOUD_PARAMETER_OVERRIDES"
 _ACTIVE = threading.Lock()  # moto's backends are process-global: one cloud at a time
 
 
@@ -89,6 +103,37 @@ def _default_session(region: str) -> None:
     boto3.setup_default_session(botocore_session=core, region_name=region)
 
 
+def parameter_overrides(text: str) -> dict[str, str]:
+    """``sam deploy --parameter-overrides`` syntax: ``Key=Value Key2='a b'`` (shell quoting),
+    or ``ParameterKey=Key,ParameterValue=Value`` items."""
+    overrides: dict[str, str] = {}
+    for item in shlex.split(text):
+        if item.startswith("ParameterKey="):
+            fields = dict(part.split("=", 1) for part in item.split(",", 1) if "=" in part)
+            if "ParameterKey" not in fields or "ParameterValue" not in fields:
+                raise ValueError(f"{PARAMETER_OVERRIDES_VARIABLE}: cannot read {item!r}")
+            overrides[fields["ParameterKey"]] = fields["ParameterValue"]
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{PARAMETER_OVERRIDES_VARIABLE}: {item!r} is not Key=Value")
+        overrides[key] = value
+    return overrides
+
+
+def _environment_parameters(template: Path) -> dict[str, str]:
+    """The overrides of ``LOCALCLOUD_PARAMETER_OVERRIDES`` that ``template`` declares."""
+    text = os.environ.get(PARAMETER_OVERRIDES_VARIABLE, "").strip()
+    if not text:
+        return {}
+    overrides = parameter_overrides(text)
+    try:
+        declared = (load_template(template).get("Parameters") or {}).keys()
+    except FileNotFoundError:
+        return {}  # the deploy reports the missing template
+    return {key: value for key, value in overrides.items() if key in declared}
+
+
 class LocalCloud:
     """Deploys ``template`` into an embedded moto with every hook; see the module docstring.
 
@@ -99,6 +144,14 @@ class LocalCloud:
     patches by name (None: ``LOCALCLOUD_WITHOUT``), to see a patch's test fail without it.
     ``mock_config`` is a parsed Step Functions Local MockConfigFile for "<arn>#<TestCase>"
     executions.
+
+    ``parameters`` override the template's parameters, as ``sam deploy
+    --parameter-overrides`` does. Under them, the environment variable
+    ``LOCALCLOUD_PARAMETER_OVERRIDES`` (same syntax: ``Key=Value Key2=Value2``) overrides
+    the parameters of every LocalCloud the process starts, e.g. a whole pytest run with
+    ``LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS"``: only the keys the template
+    declares are applied (a standalone test template without them deploys unchanged), and
+    ``parameters`` wins over it for the same key. ``cloud.parameters`` holds what is deployed.
     """
 
     def __init__(
@@ -117,7 +170,7 @@ class LocalCloud:
         self.template = Path(template)
         self.region = region
         self.stack_name = stack_name
-        self.parameters = dict(parameters or {})
+        self.parameters = {**_environment_parameters(self.template), **(parameters or {})}
         self.event_delivery = event_delivery
         self.account_id = DEFAULT_ACCOUNT_ID
         self.runtime = Runtime(time_scale=time_scale, mock_config=mock_config)

@@ -1,4 +1,12 @@
-"""A running local pipeline: the deployed template plus the verbs tests and scripts use."""
+"""A running local pipeline: the deployed template plus the verbs tests and scripts use.
+
+Executions are inspected the way their type allows on AWS. A STANDARD execution through
+DescribeExecution and GetExecutionHistory. An EXPRESS one (an ``:express:`` ARN) has neither
+(fixes/sfn_express_executions.py): its end is read from the backend (no API call) and its
+history from its state machine's CloudWatch Logs group (execution_history.py), as the console
+shows it, so ``Execution.history`` holds only what the state machine's log level and
+``includeExecutionData`` log (Level ALL with data: the whole history).
+"""
 
 from __future__ import annotations
 
@@ -23,9 +31,11 @@ from ingest_tools.localcloud.cloud import (
     TEMPLATE,
     LocalCloud,
 )
+from ingest_tools.localcloud.execution_history import details_key, log_group_name, logged_history
 from ingest_tools.localcloud.features import executions
 from ingest_tools.localcloud.features.delivery import Delivery
 from ingest_tools.localcloud.features.transformer import apply_input_transformer
+from ingest_tools.localcloud.fixes.sfn_express_executions import is_express_execution_arn
 
 __all__ = [
     "LOCAL_ENV",
@@ -34,12 +44,19 @@ __all__ = [
     "Execution",
     "Pipeline",
     "local_pipeline",
+    "wait_execution",
 ]
 EVENTS = ROOT / "events"
+# The events that end an execution: the last of a logged history, when the level logs it.
+_END_EVENTS = ("ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted", "ExecutionTimedOut")
 
 
 @dataclass
 class Execution:
+    """An ended execution: GetExecutionHistory's events (``history``) and DescribeExecution's
+    outcome; for an EXPRESS execution, the events its state machine logged and the outcome
+    its logged end event gives (see the module docstring)."""
+
     arn: str
     status: str
     output: dict[str, Any] | None
@@ -65,6 +82,73 @@ class Execution:
         )
 
 
+def wait_execution(
+    cloud: LocalCloud,
+    arn: str,
+    timeout: float = 20.0,
+    *,
+    sfn: Any = None,
+    logs: Any = None,
+) -> Execution:
+    """Wait for an execution of any stack of ``cloud`` to end; its history and outcome.
+
+    STANDARD: DescribeExecution until it has ended, then GetExecutionHistory. EXPRESS (an
+    ``:express:`` ARN): the backend's status (no API call; AWS has no DescribeExecution for
+    it), then the events its state machine logged to CloudWatch Logs (the group of its
+    loggingConfiguration, filtered by ``execution_arn``); output, error and cause are those
+    of the logged end event, so None when the level or ``includeExecutionData`` leave them
+    out, and the history is empty for a state machine that logs nothing."""
+    sfn = sfn or boto3.client("stepfunctions", region_name=cloud.region)
+    if is_express_execution_arn(arn):
+        return _wait_express(
+            cloud, arn, timeout, sfn, logs or boto3.client("logs", region_name=cloud.region)
+        )
+    described = cloud.runtime.wait_until(
+        lambda: (d := sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d,
+        timeout,
+    )
+    if not described:
+        raise TimeoutError(f"timed out after {timeout}s waiting for execution {arn}")
+    history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    output = described.get("output")
+    return Execution(
+        arn=arn,
+        status=described["status"],
+        output=json.loads(output) if output else None,
+        error=described.get("error"),
+        cause=described.get("cause"),
+        history=history,
+    )
+
+
+def _wait_express(cloud: LocalCloud, arn: str, timeout: float, sfn: Any, logs: Any) -> Execution:
+    def ended() -> str | None:
+        found = executions.execution(arn)
+        status = getattr(found, "exec_status", None) if found is not None else None
+        text = str(getattr(status, "value", status)) if status else None
+        return text if text not in (None, "RUNNING") else None
+
+    status = cloud.runtime.wait_until(ended, timeout)
+    if not status:
+        raise TimeoutError(f"timed out after {timeout}s waiting for execution {arn}")
+    parts = arn.split(":")
+    machine = f"{':'.join(parts[:5])}:stateMachine:{parts[6]}"
+    described = sfn.describe_state_machine(stateMachineArn=machine)
+    group = log_group_name(described.get("loggingConfiguration"))
+    history = logged_history(logs, group, arn) if group else []
+    end = history[-1] if history and history[-1]["type"] in _END_EVENTS else None
+    details = end.get(details_key(end["type"]), {}) if end else {}
+    output = details.get("output")
+    return Execution(
+        arn=arn,
+        status=str(status),
+        output=json.loads(output) if output else None,
+        error=details.get("error"),
+        cause=details.get("cause"),
+        history=history,
+    )
+
+
 class Pipeline:
     """The deployed stack plus the verbs the tests use."""
 
@@ -78,6 +162,7 @@ class Pipeline:
         self.sqs = boto3.client("sqs", region_name=REGION)
         self.sns = boto3.client("sns", region_name=REGION)
         self.events = boto3.client("events", region_name=REGION)
+        self.logs = boto3.client("logs", region_name=REGION)
         self.bucket = stack.outputs["IngestBucketName"]
         self.state_machine = stack.outputs["PipelineStateMachineArn"]
         self.table = stack.outputs["ObjectStateTableName"]
@@ -118,24 +203,16 @@ class Pipeline:
         )
 
     def wait(self, arn: str, timeout: float = 20.0) -> Execution:
-        described = self.cloud.runtime.wait_until(
-            lambda: (
-                (d := self.sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d
-            ),
-            timeout,
-        )
-        if not described:
-            raise TimeoutError(f"timed out after {timeout}s waiting for execution {arn}")
-        history = self.sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
-        output = described.get("output")
-        return Execution(
-            arn=arn,
-            status=described["status"],
-            output=json.loads(output) if output else None,
-            error=described.get("error"),
-            cause=described.get("cause"),
-            history=history,
-        )
+        """Wait for the execution to end; its history and outcome (see ``wait_execution``)."""
+        return wait_execution(self.cloud, arn, timeout, sfn=self.sfn, logs=self.logs)
+
+    def handed_over_to(self, run: Execution, timeout: float = 20.0) -> Execution:
+        """The large-object execution that ``run`` (a per-object execution ended in
+        EndAsHandedOver) started, once it has ended."""
+        handoff = (run.output or {}).get("handoff") or {}
+        if not run.path or run.path[-1] != "EndAsHandedOver" or "executionArn" not in handoff:
+            raise AssertionError(f"{run.arn} did not hand its object over: {run.path}")
+        return self.wait(str(handoff["executionArn"]), timeout)
 
     def ingest(self, key: str, body: bytes, timeout: float = 20.0) -> tuple[str, Execution]:
         """Upload and run the workflow to the end. With event delivery on, S3 -> EventBridge
@@ -175,7 +252,8 @@ class Pipeline:
         return done[0]
 
     def wait_all(self, arns: list[str], timeout: float = 60.0) -> dict[str, str]:
-        """Wait for many executions (backend status, no API calls); arn -> final status."""
+        """Wait for many executions, Standard or Express (backend status, no API calls);
+        arn -> final status."""
         pending = set(arns)
         final: dict[str, str] = {}
 
@@ -297,20 +375,27 @@ class Pipeline:
 
     def abort_while_processing(self, key: str, body: bytes) -> tuple[str, Any]:
         """Upload ``key`` and abort its execution while ProcessFunction runs: the claim stays
-        RUNNING with nothing recorded, as when an execution dies. Returns (version, execution)."""
+        RUNNING with nothing recorded, as when an execution dies. Returns (version, execution).
+
+        A STANDARD execution is stopped with StopExecution. An EXPRESS one cannot be stopped
+        on AWS (StopExecution refuses it): it is stopped through the backend
+        (``executions.abort``), the test-only lever that simulates a lost execution."""
         process = self.functions["ProcessFunction"]
         gate = self.cloud.faults.gate(process, invocation=self.cloud.invocation_count(process) + 1)
         version = self.put(key, body)
         assert gate.entered.wait(10), "ProcessFunction was not invoked"
         (execution,) = self.executions_for(key)
-        self.sfn.stop_execution(executionArn=execution.exec_arn, error="Lost", cause="aborted")
+        if is_express_execution_arn(execution.exec_arn):
+            executions.abort(execution.exec_arn, error="Lost", cause="aborted")
+        else:
+            self.sfn.stop_execution(executionArn=execution.exec_arn, error="Lost", cause="aborted")
         gate.release()
         self.cloud.settle()
         return version, execution
 
     def executions_for(self, key: str) -> list[Any]:
-        """Every execution (moto's objects: ``.name``, ``.exec_arn``, ``.input_data``,
-        ``.exec_status``) whose input names ``key``, oldest first."""
+        """Every execution, Standard or Express (moto's objects: ``.name``, ``.exec_arn``,
+        ``.input_data``, ``.exec_status``), whose input names ``key``, oldest first."""
         found = [
             e
             for e in executions.executions()

@@ -17,6 +17,7 @@ from ingest_tools.localcloud.features import (
     cloudformation_deploy,
     delivery,
     event_source_mappings,
+    execution_metrics,
     faults,
     lambda_runtime,
     logs_query_definitions,
@@ -34,11 +35,15 @@ from ingest_tools.localcloud.fixes import (
     s3_notification_eventbridge,
     sfn_cloudformation_state_machine,
     sfn_context_timestamps,
+    sfn_execution_logs,
+    sfn_express_definitions,
+    sfn_express_executions,
     sfn_failure_passthrough,
     sfn_map_express_children,
     sfn_map_result_writer,
     sfn_map_tolerated_failures,
     sfn_sdk_error_names,
+    sfn_start_execution_task,
     sqs_dead_letter_source,
 )
 from ingest_tools.localcloud.patching import Kind, Patch, PatchSet
@@ -79,11 +84,15 @@ FIXES: list[Patch] = [
     *s3_notification_eventbridge.PATCHES,
     *sfn_cloudformation_state_machine.PATCHES,
     *sfn_context_timestamps.PATCHES,
+    *sfn_execution_logs.PATCHES,
+    *sfn_express_definitions.PATCHES,
+    *sfn_express_executions.PATCHES,
     *sfn_failure_passthrough.PATCHES,
     *sfn_map_express_children.PATCHES,
     *sfn_map_result_writer.PATCHES,
     *sfn_map_tolerated_failures.PATCHES,
     *sfn_sdk_error_names.PATCHES,
+    *sfn_start_execution_task.PATCHES,
     *sqs_dead_letter_source.PATCHES,
 ]
 FEATURES: list[Patch] = [
@@ -97,6 +106,7 @@ FEATURES: list[Patch] = [
     *cloudformation_deploy.PATCHES,
     *alarm_actions.PATCHES,
     *logs_query_definitions.PATCHES,
+    *execution_metrics.PATCHES,
 ]
 SPEEDUPS: list[Patch] = [
     *cloudformation_deploy_speedups.PATCHES,

@@ -14,6 +14,12 @@ Per object version, one of:
 * **take-over execution** (RUNNING record whose execution ended but cannot be redriven):
   a new execution with ``staleBefore`` = now takes the claim over.
 * skipped with the reason: SUCCEEDED, or RUNNING under a live execution.
+
+An Express execution (WorkflowType=EXPRESS: ``arn:...:express:...``) cannot be described
+or redriven, and runs at most 5 minutes: its RUNNING record is judged by the record alone.
+Within its lease (``claimed_at`` + ``lease_seconds``, 300 s) it may still be running and is
+skipped; after it, the execution has ended without recording, and a new execution takes the
+claim over.
 """
 
 from __future__ import annotations
@@ -23,13 +29,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ingest_pipeline.dal import state, workflow
+from ingest_pipeline.logic.failure import is_express_execution
 from ingest_pipeline.logic.reconcile import (
     Action,
     ActionKind,
     execution_input,
     execution_name,
 )
-from ingest_pipeline.models import ObjectVersion, iso_ms
+from ingest_pipeline.models import ObjectVersion, iso_ms, parse_time
 
 REDRIVE_WINDOW = timedelta(days=14)
 TRIGGER_SOURCE = "ingestctl.reprocess"
@@ -65,6 +72,19 @@ def decide(
         )
     if status != "RUNNING":
         return Decision(obj, "skip", f"unknown status {status}", attempt, arn)
+    if arn and is_express_execution(str(arn)):
+        return _decide_express(record, obj, now)
+    return _decide_standard(obj, attempt, arn, execution, now)
+
+
+def _decide_standard(
+    obj: ObjectVersion,
+    attempt: int,
+    arn: str | None,
+    execution: workflow.ExecutionStatus | None,
+    now: datetime,
+) -> Decision:
+    """A RUNNING record of a Standard execution: by what DescribeExecution says of it."""
     if execution is not None and execution.status == "RUNNING":
         return Decision(obj, "skip", f"RUNNING: execution {arn} is still running", attempt, arn)
     ended = execution.status if execution else "not found"
@@ -91,6 +111,39 @@ def decide(
         "take-over",
         f"RUNNING but its execution is {ended} and cannot be redriven ({detail}): a new "
         "execution takes the claim over",
+        attempt,
+        arn,
+    )
+
+
+def _decide_express(record: dict[str, Any], obj: ObjectVersion, now: datetime) -> Decision:
+    """A RUNNING record of an Express execution: by its lease, not by the execution."""
+    attempt, arn = int(record.get("attempt", 0)), record.get("execution_arn")
+    lease = timedelta(seconds=int(record.get("lease_seconds", 300)))
+    claimed = parse_time(record.get("claimed_at"))
+    if claimed is None:
+        return Decision(
+            obj,
+            "take-over",
+            "RUNNING with no claim time: a new execution takes the claim over",
+            attempt,
+            arn,
+        )
+    if now < claimed + lease:
+        return Decision(
+            obj,
+            "skip",
+            f"RUNNING: Express execution {arn} may still be running until "
+            f"{iso_ms(claimed + lease)} (its lease); Express executions cannot be described",
+            attempt,
+            arn,
+        )
+    return Decision(
+        obj,
+        "take-over",
+        f"RUNNING, and its Express execution's lease ended at {iso_ms(claimed + lease)}: it "
+        "ended without recording (Express executions cannot be redriven), so a new execution "
+        "takes the claim over",
         attempt,
         arn,
     )
@@ -148,9 +201,12 @@ def reprocess(
     results = []
     for record in records:
         arn = record.get("execution_arn")
-        execution = (
-            workflow.describe_execution(arn) if arn and record.get("status") == "RUNNING" else None
+        described = (
+            arn is not None
+            and record.get("status") == "RUNNING"
+            and not is_express_execution(str(arn))
         )
+        execution = workflow.describe_execution(str(arn)) if described else None
         decision = decide(record, execution, now)
         if decision.action == "skip" or dry_run:
             results.append(Result(decision, "skipped" if decision.action == "skip" else "dry-run"))

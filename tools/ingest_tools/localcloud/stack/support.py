@@ -30,6 +30,8 @@ class Support(NamedTuple):
     inert: frozenset[str] = frozenset()  # accepted: nothing to emulate locally
 
 
+_STATE_MACHINE_TYPES = ("STANDARD", "EXPRESS")
+
 # Audited types only; properties outside moto | applied | inert raise UnsupportedPropertyError.
 PROPERTY_SUPPORT: dict[str, Support] = {
     "AWS::S3::Bucket": Support(
@@ -52,12 +54,14 @@ PROPERTY_SUPPORT: dict[str, Support] = {
         applied=frozenset({"Layers", "TracingConfig", "Architectures", "EphemeralStorage", "Tags"}),
         inert=frozenset({"LoggingConfig"}),  # handler logs go to the test process
     ),
-    # created by fixes/sfn_cloudformation_state_machine.py (StateMachineType: only STANDARD,
-    # checked below)
+    # created by fixes/sfn_cloudformation_state_machine.py (StateMachineType STANDARD or
+    # EXPRESS, checked below and, when an intrinsic, by the shim; EXPRESS executions:
+    # fixes/sfn_express_executions.py; LoggingConfiguration: fixes/sfn_execution_logs.py)
     "AWS::StepFunctions::StateMachine": Support(
         moto=frozenset({"StateMachineName", "DefinitionString", "Definition",
-                        "DefinitionSubstitutions", "RoleArn", "Tags", "StateMachineType"}),
-        inert=frozenset({"LoggingConfiguration", "TracingConfiguration"}),  # no CW Logs / X-Ray
+                        "DefinitionSubstitutions", "RoleArn", "Tags", "StateMachineType",
+                        "LoggingConfiguration"}),
+        inert=frozenset({"TracingConfiguration"}),  # no X-Ray
     ),
     "AWS::Logs::LogGroup": Support(moto=frozenset({"LogGroupName", "RetentionInDays", "Tags"})),
     "AWS::Events::Rule": Support(
@@ -81,8 +85,12 @@ def unsupported_properties(template: dict[str, Any]) -> dict[str, list[str]]:
             continue
         bad = [p for p in props if p not in known]
         machine_type = props.get("StateMachineType", "STANDARD")
-        if rtype == "AWS::StepFunctions::StateMachine" and machine_type != "STANDARD":
-            bad.append(f"StateMachineType={machine_type} (only STANDARD runs locally)")
+        if (
+            rtype == "AWS::StepFunctions::StateMachine"
+            and isinstance(machine_type, str)  # an intrinsic: the shim checks its value
+            and machine_type not in _STATE_MACHINE_TYPES
+        ):
+            bad.append(f"StateMachineType={machine_type} (STANDARD or EXPRESS)")
         if bad:
             found[logical_id] = bad
     return found
