@@ -57,7 +57,7 @@ export PIP_NO_INPUT := 1
 # and pip warns about each of them for every package).
 PIP_QUIET ?= -qq
 
-.PHONY: help bootstrap lint build test unit pytest demo bench up cost clean distclean
+.PHONY: help bootstrap lint build test unit pytest pytest-express demo bench up cost clean distclean
 
 help:  ## list targets
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -124,10 +124,17 @@ pytest: bootstrap
 	@rc=0; $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "!! pytest collected no tests"; rc=0; fi; exit $$rc
 
-test: bootstrap  ## bootstrap + lint + build + whole test suite (what CI runs)
+# The suites that deploy the template, once more with the per-object workflow as EXPRESS
+# (every stack of the run gets WorkflowType=EXPRESS, as `sam deploy --parameter-overrides`).
+pytest-express: bootstrap  ## the e2e and state machine suites with WorkflowType=EXPRESS
+	LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS" \
+	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS) tests/e2e tests/statemachine
+
+test: bootstrap  ## bootstrap + lint + build + whole test suite, then e2e as EXPRESS (what CI runs)
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory pytest
+	$(MAKE) --no-print-directory pytest-express
 
 unit: bootstrap  ## unit tests only
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
