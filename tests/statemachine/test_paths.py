@@ -11,6 +11,7 @@ import pytest
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
 from ingest_tools.localcloud.pipeline import local_pipeline
 from tests.statemachine.conftest import Pipeline
+from tests.statemachine.test_large_file_path import HANDOFF, LARGE
 from tests.support import AWKWARD_KEYS, sample_file, wait_for
 
 pytestmark = pytest.mark.statemachine
@@ -432,24 +433,10 @@ def test_an_object_that_cannot_finish_in_time_takes_the_large_file_path(
     body = "order_id,customer_id,amount,currency,quantity,ordered_at,gift\n" + "\n".join(rows)
     version, handoff = pipeline.ingest(KEY, body.encode(), timeout=120)
 
-    assert handoff.path == [
-        "CheckObjectIdentity",
-        "ClaimObject",
-        "ProcessObject",
-        "ChooseProcessingPath",
-        "StartLargeObjectWorkflow",
-        "EndAsHandedOver",
-    ]
+    assert handoff.path == HANDOFF
     run = pipeline.handed_over_to(handoff, timeout=120)
     assert run.status == "SUCCEEDED", run.cause
-    assert run.path == [
-        "TakeOverClaim",
-        "SplitObject",
-        "ProcessChunks",
-        "AssembleOutput",
-        "ChooseAssemblyOutcome",
-        "RecordSuccess",
-    ]
+    assert run.path == LARGE
     assert pipeline.cloud.invocation_count(process) == 1  # handed over, not retried
     record = pipeline.record(KEY, version)
     assert record is not None
