@@ -1,6 +1,7 @@
 """Cold start of each Lambda handler against the floor of bare boto3 + one client (issue 12).
 
     python scripts/bench_cold_start.py [--repeat 9] [--tracing enabled|disabled|both]
+                                       [--bytecode none|cached|both]
                                        [--outside-lambda] [--baseline DIR] [--json]
     python scripts/bench_cold_start.py --importtime process [--tracing disabled]
 
@@ -15,6 +16,14 @@ one, after the interpreter has started, the clock covers:
   every run uses (DynamoDB, S3); Step Functions and SNS clients are made when a run first
   starts an execution or escalates;
 * the floor: ``import boto3; boto3.client("s3", region_name="us-east-1")``.
+
+Bytecode: ``sam build`` ships ``functions/`` as sources (no ``__pycache__``) and Lambda's
+``/var/task`` is read-only, so on AWS our modules are compiled from source at every cold start,
+while the runtime's boto3 and the layer's libraries come with their ``.pyc``. ``--bytecode
+none`` (the default, as deployed) measures a copy of ``functions/`` without bytecode and with
+PYTHONDONTWRITEBYTECODE=1; ``cached`` measures a copy compiled beforehand (what shipping
+bytecode for the runtime's Python would give). Either way the result does not depend on
+whether this checkout has ``__pycache__`` directories or the shell sets the variable.
 
 ``--baseline DIR`` measures another checkout's ``functions/`` in turn with this one (before
 and after a change, under the same load). Wall time is the figure; CPU time
@@ -37,11 +46,14 @@ Target (issue 12): at most +100 ms over the floor for every handler, with tracin
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -224,9 +236,19 @@ def environment(
         env["_HANDLER"] = f"ingest_pipeline.handlers.{name}.handler"
     if not tracing:
         env["POWERTOOLS_TRACE_DISABLED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the copy measured stays as prepared (see copy_code)
     if name != FLOOR:
         env.update(HANDLERS[name][0])
     return env
+
+
+def copy_code(functions: Path, into: Path, *, bytecode: bool) -> Path:
+    """A copy of ``functions`` without bytecode (as ``sam build`` ships it), or compiled."""
+    target = into / ("cached" if bytecode else "sources") / functions.name
+    shutil.copytree(functions, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if bytecode and not compileall.compile_dir(target, quiet=1):
+        raise SystemExit(f"could not compile {target}")
+    return target
 
 
 def measure_once(
@@ -253,6 +275,7 @@ def run(
     tracing: bool,
     in_lambda: bool,
     codes: dict[str, Path],
+    bytecode: str = "none",
 ) -> list[dict[str, Any]]:
     """Rows of medians; ``codes``: label -> functions/ directory, measured in turn."""
     keys = [(FLOOR, "")] + [(name, code) for name in names for code in codes]
@@ -263,7 +286,7 @@ def run(
         where = codes.get(code, FUNCTIONS)
         return measure_once(name, tracing=tracing, in_lambda=in_lambda, functions=where)
 
-    for key in keys:  # warm-up: byte-compile, fill the page cache
+    for key in keys:  # warm-up: fill the page cache
         measure(key)
     for _ in range(repeat):
         for key, taken in samples.items():
@@ -282,6 +305,7 @@ def run(
                 "code": code,
                 # Outside Lambda powertools turns tracing off whatever the variable says.
                 "tracing": ("enabled" if tracing else "disabled") if in_lambda else "off:local",
+                "bytecode": bytecode,
                 "in_lambda": in_lambda,
                 "import_ms": round(total, 1),
                 "floor_ms": round(floor, 1),
@@ -298,15 +322,17 @@ def run(
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     header = (
-        f"{'handler':<15} {'tracing':<9} {'code':<8} {'import ms':>9} {'floor ms':>8} "
-        f"{'difference':>10} | {'import only':>11} | {'cpu ms':>7} {'floor':>6} {'cpu diff':>8}"
+        f"{'handler':<15} {'tracing':<9} {'bytecode':<8} {'code':<8} {'import ms':>9} "
+        f"{'floor ms':>8} {'difference':>10} | {'import only':>11} | "
+        f"{'cpu ms':>7} {'floor':>6} {'cpu diff':>8}"
     )
     print(header)
     print("-" * len(header))
     for row in rows:
         flag = "" if row["difference_ms"] <= TARGET_MS else "  > +100 ms"
         print(
-            f"{row['handler']:<15} {row['tracing']:<9} {row['code']:<8} {row['import_ms']:>9.1f} "
+            f"{row['handler']:<15} {row['tracing']:<9} {row['bytecode']:<8} {row['code']:<8} "
+            f"{row['import_ms']:>9.1f} "
             f"{row['floor_ms']:>8.1f} {row['difference_ms']:>+10.1f} | "
             f"{row['import_only_ms']:>11.1f} | {row['cpu_ms']:>7.1f} {row['floor_cpu_ms']:>6.1f} "
             f"{row['cpu_difference_ms']:>+8.1f}{flag}"
@@ -345,6 +371,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9, help="fresh interpreters per figure")
     parser.add_argument("--tracing", choices=("enabled", "disabled", "both"), default="both")
     parser.add_argument(
+        "--bytecode",
+        choices=("none", "cached", "both"),
+        default="none",
+        help="our modules compiled at import, as sam build ships them (none), or from .pyc",
+    )
+    parser.add_argument(
         "--outside-lambda", action="store_true", help="leave LAMBDA_TASK_ROOT (and co.) unset"
     )
     parser.add_argument("--handler", action="append", choices=sorted(HANDLERS), default=None)
@@ -367,14 +399,26 @@ def main() -> None:
         importtime(args.importtime, tracing=modes[0], in_lambda=in_lambda, top=args.top)
         return
     names = args.handler or list(HANDLERS)
-    codes = {"current": FUNCTIONS}
+    sources = {"current": FUNCTIONS}
     if args.baseline is not None:
-        codes["baseline"] = args.baseline.resolve()
-    rows = [
-        row
-        for tracing in modes
-        for row in run(names, repeat=args.repeat, tracing=tracing, in_lambda=in_lambda, codes=codes)
-    ]
+        sources["baseline"] = args.baseline.resolve()
+    kinds = {"none": ["none"], "cached": ["cached"], "both": ["none", "cached"]}[args.bytecode]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-cold-start-") as scratch:
+        for kind in kinds:
+            codes = {
+                label: copy_code(path, Path(scratch) / label, bytecode=kind == "cached")
+                for label, path in sources.items()
+            }
+            for tracing in modes:
+                rows += run(
+                    names,
+                    repeat=args.repeat,
+                    tracing=tracing,
+                    in_lambda=in_lambda,
+                    codes=codes,
+                    bytecode=kind,
+                )
     if args.json:
         print(json.dumps(rows, indent=2))
     else:

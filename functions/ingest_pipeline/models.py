@@ -1,4 +1,4 @@
-"""Typed inputs of the Lambdas (parsed with the powertools parser), and the state record.
+"""Typed inputs of the Lambdas (frozen dataclasses, ``parse_event``), and the state record.
 
 The state record (one item per object version in the state table) is defined once, at the
 end of this module: its key format, every attribute name, the status values and the open-state
@@ -9,106 +9,116 @@ ASL and template.yaml use exactly these names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
 from ingest_pipeline.errors import ErrorClass, InvalidEventError
+from ingest_pipeline.parsing import ParseError, parse, rules
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M")
+
+# The inputs: frozen dataclasses checked by ``parse_event`` (``ingest_pipeline.parsing``:
+# unknown keys are ignored, a field is read by its alias or its own name).
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
-
-
-class ObjectRef(_Model):
+@dataclass(frozen=True, kw_only=True)
+class ObjectRef:
     """The normalized identity of one object version (built by the rule's InputTransformer)."""
 
-    bucket: str = Field(min_length=3, max_length=63)
-    key: str = Field(min_length=1, max_length=1024)
-    version_id: str | None = Field(default=None, alias="versionId")
+    bucket: str = field(metadata=rules(min_length=3, max_length=63))
+    key: str = field(metadata=rules(min_length=1, max_length=1024))
+    version_id: str | None = field(default=None, metadata=rules(alias="versionId"))
     etag: str | None = None
-    size: int | None = Field(default=None, ge=0)
+    size: int | None = field(default=None, metadata=rules(ge=0))
     sequencer: str | None = None
 
 
-class ResolveRequest(_Model):
+@dataclass(frozen=True, kw_only=True)
+class ResolveRequest:
     """ResolveObjectVersion's input: the execution state (only its object is read)."""
 
     object: ObjectRef
-    execution_arn: str = Field(default="local", alias="executionArn")
+    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
 
 
-class ProcessRequest(_Model):
+@dataclass(frozen=True, kw_only=True)
+class ProcessRequest:
     object: ObjectRef
-    attempt: int = Field(default=1, ge=1)
-    execution_arn: str = Field(default="local", alias="executionArn")
+    attempt: int = field(default=1, metadata=rules(ge=1))
+    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
 
 
-class PlanModel(_Model):
+@dataclass(frozen=True, kw_only=True)
+class PlanModel:
     """The large-file path's plan (SplitObject's result, ``$.plan``)."""
 
-    bucket: str = Field(min_length=1)
-    key: str = Field(min_length=1)  # the JSON list of chunks the Map's ItemReader reads
-    header_end: int = Field(alias="headerEnd", ge=0)
-    header_lines: int = Field(alias="headerLines", ge=0)
-    size: int = Field(ge=0)
-    chunk_count: int = Field(alias="chunkCount", ge=0)
-    round: int = Field(ge=1)
-    max_concurrency: int = Field(default=1, alias="maxConcurrency", ge=1)
+    bucket: str = field(metadata=rules(min_length=1))
+    key: str = field(metadata=rules(min_length=1))  # the JSON list of chunks the Map reads
+    header_end: int = field(metadata=rules(alias="headerEnd", ge=0))
+    header_lines: int = field(metadata=rules(alias="headerLines", ge=0))
+    size: int = field(metadata=rules(ge=0))
+    chunk_count: int = field(metadata=rules(alias="chunkCount", ge=0))
+    round: int = field(metadata=rules(ge=1))
+    max_concurrency: int = field(default=1, metadata=rules(alias="maxConcurrency", ge=1))
 
 
-class ChunkModel(_Model):
-    index: int = Field(ge=0)
-    start: int = Field(ge=0)
-    stop: int = Field(ge=0)
+@dataclass(frozen=True, kw_only=True)
+class ChunkModel:
+    index: int = field(metadata=rules(ge=0))
+    start: int = field(metadata=rules(ge=0))
+    stop: int = field(metadata=rules(ge=0))
 
 
-class ChunkRequest(_Model):
+@dataclass(frozen=True, kw_only=True)
+class ChunkRequest:
     """ProcessChunk's input: one item of the Map (its ItemSelector)."""
 
     object: ObjectRef
     chunk: ChunkModel
     plan: PlanModel
-    execution_arn: str = Field(default="local", alias="executionArn")
+    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
 
 
-class ResultWriterDetails(_Model):
-    bucket: str = Field(alias="Bucket", min_length=1)
-    key: str = Field(alias="Key", min_length=1)
+@dataclass(frozen=True, kw_only=True)
+class ResultWriterDetails:
+    bucket: str = field(metadata=rules(alias="Bucket", min_length=1))
+    key: str = field(metadata=rules(alias="Key", min_length=1))
 
 
-class MapRunResult(_Model):
+@dataclass(frozen=True, kw_only=True)
+class MapRunResult:
     """A Distributed Map's output when it has a ResultWriter."""
 
-    map_run_arn: str = Field(default="", alias="MapRunArn")
-    result_writer_details: ResultWriterDetails = Field(alias="ResultWriterDetails")
+    map_run_arn: str = field(default="", metadata=rules(alias="MapRunArn"))
+    result_writer_details: ResultWriterDetails = field(metadata=rules(alias="ResultWriterDetails"))
 
 
-class AssembleRequest(_Model):
+@dataclass(frozen=True, kw_only=True)
+class AssembleRequest:
     """AssembleOutput's input: the object, its plan and where the Map wrote its results."""
 
     object: ObjectRef
     plan: PlanModel
     chunks: MapRunResult
-    attempt: int = Field(default=1, ge=1)
-    execution_arn: str = Field(default="local", alias="executionArn")
+    attempt: int = field(default=1, metadata=rules(ge=1))
+    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
 
 
-class CaughtErrorModel(_Model):
-    error: str = Field(alias="Error", min_length=1)
-    cause: str = Field(default="", alias="Cause")
+@dataclass(frozen=True, kw_only=True)
+class CaughtErrorModel:
+    error: str = field(metadata=rules(alias="Error", min_length=1))
+    cause: str = field(default="", metadata=rules(alias="Cause"))
 
 
-class ClaimModel(_Model):
-    attempt: int = Field(ge=1)
+@dataclass(frozen=True, kw_only=True)
+class ClaimModel:
+    attempt: int = field(metadata=rules(ge=1))
 
 
-class WorkflowState(_Model):
+@dataclass(frozen=True, kw_only=True)
+class WorkflowState:
     """The state machine's state when an error was caught (``$`` of the failing state)."""
 
     object: ObjectRef
@@ -116,15 +126,16 @@ class WorkflowState(_Model):
     claim: ClaimModel | None = None
 
 
-class FailureRequest(_Model):
+@dataclass(frozen=True, kw_only=True)
+class FailureRequest:
     """Input of ClassifyError and QuarantineObject: the workflow state and the caught error.
 
     ``errorClass`` is set when a Catch already routed the error by its name.
     """
 
     state: WorkflowState
-    execution_arn: str = Field(default="local", alias="executionArn")
-    error_class: ErrorClass | None = Field(default=None, alias="errorClass")
+    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
+    error_class: ErrorClass | None = field(default=None, metadata=rules(alias="errorClass"))
 
     @property
     def object(self) -> ObjectRef:
@@ -139,55 +150,59 @@ class FailureRequest(_Model):
         """0 when the claim itself failed (no attempt was started)."""
         return self.state.claim.attempt if self.state.claim else 0
 
+    def with_error_class(self, error_class: ErrorClass) -> FailureRequest:
+        return replace(self, error_class=error_class)
+
 
 def parse_event(event: Any, model: type[M]) -> M:
     """Parse ``event`` or raise InvalidEventError naming every problem."""
-    # Imported here: logic modules import this module for the state record, and stay free of
-    # powertools.
-    from aws_lambda_powertools.utilities.parser import parse
-
     if not isinstance(event, dict):
         raise InvalidEventError(
             f"expected a JSON object for {model.__name__}, got {type(event).__name__}"
         )
     try:
-        return parse(event=event, model=model)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
-            for err in exc.errors()
+        return parse(model, event)
+    except ParseError as exc:
+        raise InvalidEventError(f"invalid {model.__name__} event: {exc.summary()}") from exc
+
+
+def _substituted(value: Any) -> Any:
+    if isinstance(value, str) and "<aws.scheduler." in value:
+        raise ValueError(
+            f"{value} was not substituted: Scheduler's context attributes are spelled with "
+            "hyphens (<aws.scheduler.execution-id>), and only in the schedule's Input"
         )
-        raise InvalidEventError(f"invalid {model.__name__} event: {problems}") from exc
-    except Exception as exc:  # powertools wraps some failures in its own exceptions
-        raise InvalidEventError(f"invalid {model.__name__} event: {exc}") from exc
+    return value
 
 
-class ScheduleRun(_Model):
+@dataclass(frozen=True, kw_only=True)
+class ScheduleRun:
     """Scheduler's context attributes, substituted into the schedule's input (template.yaml)."""
 
-    schedule_arn: str = Field(alias="scheduleArn", pattern=r"^arn:aws[a-z-]*:scheduler:")
-    scheduled_time: str = Field(
-        alias="scheduledTime", pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$"
+    schedule_arn: str = field(
+        metadata=rules(
+            alias="scheduleArn", pattern=r"^arn:aws[a-z-]*:scheduler:", before=_substituted
+        )
     )
-    execution_id: str = Field(alias="executionId", min_length=1, max_length=200)
+    scheduled_time: str = field(
+        metadata=rules(
+            alias="scheduledTime",
+            pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$",
+            before=_substituted,
+        )
+    )
+    execution_id: str = field(
+        metadata=rules(alias="executionId", min_length=1, max_length=200, before=_substituted)
+    )
     attempt: str | None = None
 
-    @field_validator("execution_id", "schedule_arn", "scheduled_time", mode="before")
-    @classmethod
-    def _substituted(cls, value: Any) -> Any:
-        if isinstance(value, str) and "<aws.scheduler." in value:
-            raise ValueError(
-                f"{value} was not substituted: Scheduler's context attributes are spelled with "
-                "hyphens (<aws.scheduler.execution-id>), and only in the schedule's Input"
-            )
-        return value
 
-
-class ReconcileRequest(_Model):
+@dataclass(frozen=True, kw_only=True)
+class ReconcileRequest:
     """The body of one reconcile queue message (one schedule run)."""
 
     run: ScheduleRun
-    task: str = Field(default="reconcile", pattern="^reconcile$")
+    task: str = field(default="reconcile", metadata=rules(pattern="^reconcile$"))
 
 
 # --- the state record -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ measures the times; these tests keep the causes away:
   SDK is not imported at all (powertools' own provider imports it for any Tracer; outside
   Lambda it then builds a client for centralized sampling);
 * no handler reads a dataset contract before an object of that dataset is processed;
+* no handler imports pydantic;
 * where tracing is enabled, an invocation still records its handler subsegment (with the
   annotations) and a subsegment per AWS call.
 """
@@ -47,8 +48,10 @@ NOT_PATCHED = (
     "sqlalchemy",
     "sqlite3",
 )
-# Imported by powertools' batch utilities when pydantic is already loaded (every parser model
-# of every AWS event: ~100 ms); ReconcileFunction imports them before pydantic.
+# pydantic (the powertools parser's engine): ~90 ms to import and build models. The inputs,
+# settings and contracts are dataclasses (ingest_pipeline.parsing). Without it, powertools'
+# batch utilities do not import every parser model of every AWS event either.
+PYDANTIC = ("pydantic", "pydantic_core")
 PARSER_MODELS = "aws_lambda_powertools.utilities.parser.models"
 # The X-Ray SDK's recorder and patchers (not its package root: powertools turns the SDK off
 # through aws_xray_sdk.global_sdk_config, a few lines).
@@ -116,7 +119,7 @@ import ingest_pipeline.handlers.{handler}
 after_import = list(contracts_opened)
 unwanted = sorted(
     name for name in sys.modules
-    if name.split(".")[0] in {NOT_PATCHED!r} or name.startswith({PARSER_MODELS!r})
+    if name.split(".")[0] in {NOT_PATCHED + PYDANTIC!r} or name.startswith({PARSER_MODELS!r})
 )
 from aws_xray_sdk.core import patcher
 from ingest_pipeline.logic import contracts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime
 from pathlib import Path
@@ -13,8 +14,8 @@ from samtranslator.yaml_helper import yaml_parse
 from ingest_pipeline.config import EnvSettings, ReconcileSettings, Settings
 from ingest_pipeline.errors import ConfigurationError
 from ingest_pipeline.handlers import classify_error
-from ingest_pipeline.logic.failure import FailurePolicy
-from ingest_pipeline.logic.reconcile import ReconcilePolicy
+from ingest_pipeline.logic.policy import FailurePolicy, ReconcilePolicy
+from ingest_pipeline.parsing import alias_of, is_required
 
 pytestmark = pytest.mark.unit
 
@@ -248,9 +249,9 @@ def test_template_defaults_equal_the_code_defaults(model: type[EnvSettings]) -> 
     unset. They must agree, or a deployment and a unit test run with different policies."""
     set_by_template = template_environment()
     checked = 0
-    for name, field in model.model_fields.items():
-        alias = field.alias or name
-        if field.is_required() or alias not in set_by_template:
+    for field in dataclasses.fields(model):
+        alias = alias_of(field)
+        if is_required(field) or alias not in set_by_template:
             continue
         for value in set_by_template[alias]:
             parameter = parameter_of(value)

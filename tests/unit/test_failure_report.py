@@ -7,7 +7,8 @@ import pytest
 
 from ingest_pipeline.errors import ErrorClass, HeaderError
 from ingest_pipeline.logic.classify import classify
-from ingest_pipeline.logic.failure import CaughtError, FailurePolicy, build_report, console_url
+from ingest_pipeline.logic.failure import CaughtError, build_report, console_url
+from ingest_pipeline.logic.policy import FailurePolicy
 
 pytestmark = pytest.mark.unit
 

@@ -43,7 +43,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 def quarantine(request: FailureRequest, settings: Settings, now: datetime) -> dict[str, Any]:
     obj = request.object
-    request = request.model_copy(update={"error_class": ErrorClass.PERMANENT})
+    request = request.with_error_class(ErrorClass.PERMANENT)
     dest = keys.quarantine_key(obj.key)
     report = describe(request, settings, now, quarantine_key=dest)
     try:

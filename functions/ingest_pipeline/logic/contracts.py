@@ -6,8 +6,10 @@ dataset, add a file. A file whose dataset has no contract is rejected as bad dat
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
@@ -15,9 +17,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
 from ingest_pipeline.errors import ConfigurationError, UnknownDatasetError
+from ingest_pipeline.parsing import ParseError, parse, rules
 
 _DATASET_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,62}$")
 
@@ -31,28 +32,23 @@ class ColumnType(StrEnum):
     DATETIME = "datetime"
 
 
-class Column(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = Field(min_length=1)
+@dataclass(frozen=True, kw_only=True)
+class Column:
+    name: str = field(metadata=rules(min_length=1))
     type: ColumnType
     required: bool = True
 
 
-class Contract(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+@dataclass(frozen=True, kw_only=True)
+class Contract:
     dataset: str
     description: str = ""
-    columns: tuple[Column, ...] = Field(min_length=1)
+    columns: tuple[Column, ...] = field(metadata=rules(min_length=1))
 
-    @field_validator("columns")
-    @classmethod
-    def _unique_names(cls, columns: tuple[Column, ...]) -> tuple[Column, ...]:
-        names = [c.name for c in columns]
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.columns]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate column names in {names}")
-        return columns
 
     @property
     def header(self) -> list[str]:
@@ -60,9 +56,12 @@ class Contract(BaseModel):
 
 
 def parse_contract(text: str) -> Contract:
+    """A contract file's text as a Contract (unknown keys refused); ConfigurationError else."""
     try:
-        return Contract.model_validate_json(text)
-    except ValidationError as exc:
+        return parse(Contract, json.loads(text), extra="forbid")
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"invalid dataset contract: not JSON: {exc}") from exc
+    except ParseError as exc:
         raise ConfigurationError(f"invalid dataset contract: {exc}") from exc
 
 

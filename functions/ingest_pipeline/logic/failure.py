@@ -10,6 +10,7 @@ from typing import Any
 
 from ingest_pipeline.errors import ErrorClass
 from ingest_pipeline.logic.classify import Classification
+from ingest_pipeline.logic.policy import FailurePolicy
 
 _OWN_MESSAGE = re.compile(r"^\[(?P<code>[A-Z0-9_]+)\] (?:line (?P<line>\d+): )?(?P<text>.*)$", re.S)
 MAX_CAUSE_CHARS = 2000
@@ -20,24 +21,6 @@ SEVERITY = {
     ErrorClass.CONFIGURATION: "high",
     ErrorClass.TRANSIENT: "low",
 }
-
-
-@dataclass(frozen=True)
-class FailurePolicy:
-    """Backoff before the reconciler may retry a FAILED-retryable object, and record TTL.
-
-    These defaults are the only ones: ``ingest_pipeline.config.Settings`` reads them for the
-    environment variables it does not find (template.yaml's Parameters repeat them, checked
-    by ``tests/unit/test_config.py``).
-    """
-
-    retry_base_seconds: int = 300
-    retry_max_seconds: int = 6 * 3600
-    record_retention_days: int = 90
-
-    def retry_delay(self, attempt: int) -> int:
-        exponent = max(attempt, 1) - 1
-        return int(min(self.retry_max_seconds, self.retry_base_seconds * 2 ** min(exponent, 30)))
 
 
 @dataclass(frozen=True)

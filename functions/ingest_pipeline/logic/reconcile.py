@@ -26,6 +26,7 @@ from typing import Any
 
 # The state record's types live in models (the DAL reads records without importing logic);
 # callers that import ObjectVersion, OpenRecord or iso_ms from this module still may.
+from ingest_pipeline.logic.policy import ReconcilePolicy
 from ingest_pipeline.models import ObjectVersion, OpenRecord, Status, iso_ms
 
 # Step Functions execution names: 1-80 characters of [0-9A-Za-z_-].
@@ -38,14 +39,6 @@ class ActionKind(StrEnum):
     START_MISSED = "START_MISSED"
     ESCALATE = "ESCALATE"
     REPROCESS = "REPROCESS"
-
-
-@dataclass(frozen=True)
-class ReconcilePolicy:
-    max_attempts: int = 5
-    missed_grace_seconds: int = 900
-    missed_lookback_hours: int = 72
-    max_starts_per_run: int = 500  # the rest waits for the next run (counted as deferred)
 
 
 @dataclass(frozen=True)

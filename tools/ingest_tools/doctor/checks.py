@@ -30,7 +30,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ingest_pipeline.dal.state import open_record
 from ingest_pipeline.logic.keys import INCOMING_PREFIX, PROCESSED_PREFIX, QUARANTINE_PREFIX
-from ingest_pipeline.logic.reconcile import ActionKind, Plan, ReconcilePolicy, plan_open_records
+from ingest_pipeline.logic.policy import ReconcilePolicy
+from ingest_pipeline.logic.reconcile import ActionKind, Plan, plan_open_records
 from ingest_pipeline.models import OPEN_STATE_INDEX, Attr, OpenRecord, OpenState, iso_ms
 from ingest_tools.doctor import queue_policy
 from ingest_tools.doctor.report import Check, Report, Status
