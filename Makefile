@@ -2,7 +2,8 @@
 #
 #   make bootstrap   .venv (app + dev tools), .venv-sam (aws-sam-cli), .venv-checkov (checkov), pinned in pyproject.toml
 #   make lint        ruff, ruff format --check, mypy --strict, sam validate --lint, cfn-lint + serverless rules, checkov
-#   make build       sam build (no Docker needed: CodeUri has no requirements.txt)
+#   make build       sam build (no Docker needed: CodeUri has no requirements.txt; functions/Makefile
+#                    compiles the package with Python 3.13, the runtime's version)
 #   make test        bootstrap + lint + build + the whole pytest suite (what .ci/run runs)
 #   make unit        unit tests only
 #   make demo        every workflow path on the embedded local cloud, one table (< 30 s);
@@ -24,6 +25,11 @@ PYTEST_ARGS ?=
 # pytest-xdist workers for `make test` (auto: one per core; 0 runs the suite in this process).
 PYTEST_WORKERS ?= auto
 BENCH_ARGS ?=
+# The runtime's Python (template.yaml's Runtime), with which functions/Makefile compiles the
+# package's bytecode during sam build: python3.13 on PATH, else pyenv's 3.13.
+RUNTIME_PYTHON ?= $(shell if python3.13 -c '' 2>/dev/null; then echo python3.13; \
+  elif pyenv prefix 3.13 >/dev/null 2>&1; then echo "$$(pyenv prefix 3.13)/bin/python3.13"; \
+  else echo python3.13; fi)
 REDRIVE_BENCH_ARGS ?=
 
 VENV := .venv
@@ -117,7 +123,7 @@ lint: bootstrap  ## static checks: python code and the SAM template
 	$(CHECKOV) $(CHECKOV_ARGS)
 
 build: bootstrap  ## sam build into .aws-sam/ (cached, parallel)
-	$(SAM) build --template-file $(TEMPLATE) --cached --parallel
+	RUNTIME_PYTHON="$(RUNTIME_PYTHON)" $(SAM) build --template-file $(TEMPLATE) --cached --parallel
 
 # pytest exits 5 when it collects nothing; report that loudly instead of failing the run.
 pytest: bootstrap

@@ -1,7 +1,8 @@
 """Cold start of each Lambda handler against the floor of bare boto3 + one client (issue 12).
 
     python scripts/bench_cold_start.py [--repeat 9] [--tracing enabled|disabled|both]
-                                       [--bytecode none|cached|both]
+                                       [--bytecode none|cached|both] [--python PATH]
+                                       [--built DIR]
                                        [--outside-lambda] [--baseline DIR] [--json]
     python scripts/bench_cold_start.py --importtime process [--tracing disabled]
 
@@ -10,20 +11,27 @@ the floor and the handlers take turns, so load on the machine hits both alike). 
 one, after the interpreter has started, the clock covers:
 
 * a handler: ``import ingest_pipeline.handlers.<name>`` and what its first invocation creates
-  before its first AWS call: its request model parsing a sample event (powertools' parser is
-  imported then), its settings validated from the environment, its boto3 clients, and for
-  ProcessObject the contract of the sample object's dataset. ReconcileFunction: the clients
-  every run uses (DynamoDB, S3); Step Functions and SNS clients are made when a run first
-  starts an execution or escalates;
+  before its first AWS call: its request model parsing a sample event, its settings validated
+  from the environment, its boto3 clients, and for ProcessObject the contract of the sample
+  object's dataset. ReconcileFunction: the clients every run uses (DynamoDB, S3); Step
+  Functions and SNS clients are made when a run first starts an execution or escalates;
 * the floor: ``import boto3; boto3.client("s3", region_name="us-east-1")``.
 
-Bytecode: ``sam build`` ships ``functions/`` as sources (no ``__pycache__``) and Lambda's
-``/var/task`` is read-only, so on AWS our modules are compiled from source at every cold start,
-while the runtime's boto3 and the layer's libraries come with their ``.pyc``. ``--bytecode
-none`` (the default, as deployed) measures a copy of ``functions/`` without bytecode and with
-PYTHONDONTWRITEBYTECODE=1; ``cached`` measures a copy compiled beforehand (what shipping
-bytecode for the runtime's Python would give). Either way the result does not depend on
-whether this checkout has ``__pycache__`` directories or the shell sets the variable.
+Bytecode: Lambda's ``/var/task`` is read-only, so a module shipped without its ``.pyc`` is
+compiled from source at every cold start. ``sam build`` ships the package compiled by the
+runtime's Python (``functions/Makefile``); the runtime's boto3 and the layer's libraries come
+with theirs. ``--bytecode cached`` (the default) measures a copy of ``functions/`` compiled
+by the measured interpreter (as built); ``none`` a copy without bytecode (what a plain copy
+of the sources would cost). PYTHONDONTWRITEBYTECODE=1 keeps each copy as prepared, so the
+result does not depend on whether this checkout has ``__pycache__`` directories. ``--built
+DIR`` measures a ``sam build`` output as it is (``.aws-sam/build/ProcessFunction``; its
+``.pyc`` files are Python 3.13's, so measure it with ``--python`` a 3.13 interpreter).
+
+``--python PATH`` measures with another interpreter: the functions run on Python 3.13
+(template.yaml's Runtime), so a 3.13 venv with the runtime's packages gives the closer figure:
+``python3.13 -m venv /tmp/py313 && /tmp/py313/bin/pip install boto3==<pin>
+aws-lambda-powertools[tracer]==<pin>`` (the pins of pyproject.toml), then ``--python
+/tmp/py313/bin/python``. The default is this interpreter (the project's .venv).
 
 ``--baseline DIR`` measures another checkout's ``functions/`` in turn with this one (before
 and after a change, under the same load). Wall time is the figure; CPU time
@@ -46,7 +54,6 @@ Target (issue 12): at most +100 ms over the floor for every handler, with tracin
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import shutil
@@ -62,6 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = ROOT / "functions"
 REGION = "us-east-1"
 TARGET_MS = 100.0
+PYTHON = [sys.executable]  # the interpreter measured (--python)
 
 # What the Lambda runtime sets in every execution environment (the values do not matter here,
 # only whether powertools and the X-Ray SDK see a Lambda environment).
@@ -246,8 +254,8 @@ def copy_code(functions: Path, into: Path, *, bytecode: bool) -> Path:
     """A copy of ``functions`` without bytecode (as ``sam build`` ships it), or compiled."""
     target = into / ("cached" if bytecode else "sources") / functions.name
     shutil.copytree(functions, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    if bytecode and not compileall.compile_dir(target, quiet=1):
-        raise SystemExit(f"could not compile {target}")
+    if bytecode:  # by the interpreter measured: a .pyc is only read by its own version
+        subprocess.run([PYTHON[0], "-m", "compileall", "-q", str(target)], check=True)
     return target
 
 
@@ -255,7 +263,7 @@ def measure_once(
     name: str, *, tracing: bool, in_lambda: bool, functions: Path = FUNCTIONS
 ) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, "-c", probe_code(name)],
+        [PYTHON[0], "-c", probe_code(name)],
         env=environment(name, tracing=tracing, in_lambda=in_lambda, functions=functions),
         cwd=ROOT,
         capture_output=True,
@@ -295,6 +303,15 @@ def run(
     def median(key: tuple[str, str], figure: str) -> float:
         return statistics.median(s[figure] for s in samples[key])
 
+    def paired(key: tuple[str, str]) -> float:
+        """Median over rounds of (handler - the floor measured in the same round): steadier
+        than the difference of medians when the machine's speed drifts during the run."""
+        rounds = zip(samples[key], samples[(FLOOR, "")], strict=True)
+        return statistics.median(h["total_ms"] - f["total_ms"] for h, f in rounds)
+
+    def least(key: tuple[str, str]) -> float:
+        return min(s["total_ms"] for s in samples[key])
+
     floor, floor_cpu = median((FLOOR, ""), "total_ms"), median((FLOOR, ""), "cpu_ms")
     rows = []
     for name, code in keys[1:]:
@@ -310,6 +327,8 @@ def run(
                 "import_ms": round(total, 1),
                 "floor_ms": round(floor, 1),
                 "difference_ms": round(total - floor, 1),
+                "paired_difference_ms": round(paired((name, code)), 1),
+                "min_difference_ms": round(least((name, code)) - least((FLOOR, "")), 1),
                 "import_only_ms": round(median((name, code), "import_ms"), 1),
                 "cpu_ms": round(cpu, 1),
                 "floor_cpu_ms": round(floor_cpu, 1),
@@ -323,8 +342,8 @@ def run(
 def print_table(rows: list[dict[str, Any]]) -> None:
     header = (
         f"{'handler':<15} {'tracing':<9} {'bytecode':<8} {'code':<8} {'import ms':>9} "
-        f"{'floor ms':>8} {'difference':>10} | {'import only':>11} | "
-        f"{'cpu ms':>7} {'floor':>6} {'cpu diff':>8}"
+        f"{'floor ms':>8} {'difference':>10} | {'paired':>7} {'min':>7} | {'import only':>11} | "
+        f"{'cpu diff':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -334,19 +353,21 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             f"{row['handler']:<15} {row['tracing']:<9} {row['bytecode']:<8} {row['code']:<8} "
             f"{row['import_ms']:>9.1f} "
             f"{row['floor_ms']:>8.1f} {row['difference_ms']:>+10.1f} | "
-            f"{row['import_only_ms']:>11.1f} | {row['cpu_ms']:>7.1f} {row['floor_cpu_ms']:>6.1f} "
-            f"{row['cpu_difference_ms']:>+8.1f}{flag}"
+            f"{row['paired_difference_ms']:>+7.1f} {row['min_difference_ms']:>+7.1f} | "
+            f"{row['import_only_ms']:>11.1f} | {row['cpu_difference_ms']:>+8.1f}{flag}"
         )
     print(
         f"\nmedians of {rows[0]['repeat']} fresh interpreters each; import ms: import + first "
-        "invocation's setup (wall); floor: import boto3 + one S3 client; cpu: process time"
+        "invocation's setup (wall); floor: import boto3 + one S3 client;\ndifference: the "
+        "medians' difference (the target's figure); paired: median of each round's difference; "
+        "min: fastest minus fastest floor; cpu diff: the same in process time"
     )
 
 
 def importtime(name: str, *, tracing: bool, in_lambda: bool, top: int) -> None:
     """``python -X importtime`` of one measurement: the modules that cost the most."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", probe_code(name)],
+        [PYTHON[0], "-X", "importtime", "-c", probe_code(name)],
         env=environment(name, tracing=tracing, in_lambda=in_lambda),
         cwd=ROOT,
         capture_output=True,
@@ -373,8 +394,8 @@ def main() -> None:
     parser.add_argument(
         "--bytecode",
         choices=("none", "cached", "both"),
-        default="none",
-        help="our modules compiled at import, as sam build ships them (none), or from .pyc",
+        default="cached",
+        help="our modules from .pyc, as sam build ships them (cached), or compiled at import",
     )
     parser.add_argument(
         "--outside-lambda", action="store_true", help="leave LAMBDA_TASK_ROOT (and co.) unset"
@@ -387,10 +408,18 @@ def main() -> None:
         help="another checkout's functions/ directory, measured in turn with this one "
         "(e.g. git archive HEAD | tar -x -C /tmp/base; --baseline /tmp/base/functions)",
     )
+    parser.add_argument(
+        "--python", type=Path, default=None, help="the interpreter to measure with (see above)"
+    )
+    parser.add_argument(
+        "--built", type=Path, default=None, help="a sam build output, measured as it is"
+    )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument("--importtime", choices=[*sorted(HANDLERS), FLOOR], default=None)
     parser.add_argument("--top", type=int, default=25, help="rows of --importtime")
     args = parser.parse_args()
+    if args.python is not None:
+        PYTHON[0] = str(args.python)
     in_lambda = not args.outside_lambda
     modes = {"enabled": [True], "disabled": [False], "both": [True, False]}[args.tracing]
     if not in_lambda:
@@ -399,15 +428,19 @@ def main() -> None:
         importtime(args.importtime, tracing=modes[0], in_lambda=in_lambda, top=args.top)
         return
     names = args.handler or list(HANDLERS)
-    sources = {"current": FUNCTIONS}
+    sources = {"current": FUNCTIONS if args.built is None else args.built.resolve()}
     if args.baseline is not None:
         sources["baseline"] = args.baseline.resolve()
     kinds = {"none": ["none"], "cached": ["cached"], "both": ["none", "cached"]}[args.bytecode]
+    if args.built is not None:
+        kinds = ["built"]
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-cold-start-") as scratch:
         for kind in kinds:
             codes = {
-                label: copy_code(path, Path(scratch) / label, bytecode=kind == "cached")
+                label: path
+                if kind == "built"
+                else copy_code(path, Path(scratch) / label, bytecode=kind == "cached")
                 for label, path in sources.items()
             }
             for tracing in modes:
@@ -423,6 +456,13 @@ def main() -> None:
         print(json.dumps(rows, indent=2))
     else:
         print_table(rows)
+        version = subprocess.run(
+            [PYTHON[0], "-c", "import platform; print(platform.python_version())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        print(f"interpreter: {PYTHON[0]} (Python {version})")
 
 
 if __name__ == "__main__":

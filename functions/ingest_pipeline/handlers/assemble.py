@@ -37,10 +37,11 @@ from ingest_pipeline.errors import (
     TransientError,
 )
 from ingest_pipeline.handlers.split import write_plan
+from ingest_pipeline.large_models import AssembleRequest
 from ingest_pipeline.logic import chunks, identity, keys
 from ingest_pipeline.logic.failure import CaughtError
 from ingest_pipeline.logic.transform import Summary
-from ingest_pipeline.models import AssembleRequest, Outcome, Route, parse_event
+from ingest_pipeline.models import Outcome, Route, parse_event
 from ingest_pipeline.observability import bind_object, logger, metrics, tracer
 
 _TIMEOUTS = {"States.Timeout", "Sandbox.Timedout"}

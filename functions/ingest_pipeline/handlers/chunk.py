@@ -19,11 +19,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import DataError
+from ingest_pipeline.large_models import ChunkRequest
 from ingest_pipeline.logic import chunks, keys
 from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.deadline import TimeBudget
 from ingest_pipeline.logic.transform import Summary, convert
-from ingest_pipeline.models import ChunkRequest, parse_event
+from ingest_pipeline.models import parse_event
 from ingest_pipeline.observability import bind_object, logger, tracer
 
 _CHECK_EVERY_ROWS = 1024

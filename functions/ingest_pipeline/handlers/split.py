@@ -6,7 +6,7 @@ starts, and writes the plan (a JSON list of chunks) under ``work/`` for the Dist
 Map's ItemReader. Nothing else of the object is read here.
 
 Input: ``{"object": {...}, "attempt": 1, "executionArn": "..."}`` (as ProcessObject's).
-Output: the plan (``models.PlanModel``): where it is and what every chunk needs to know.
+Output: the plan (``large_models.PlanModel``): where it is and what every chunk needs to know.
 """
 
 from __future__ import annotations

@@ -1,0 +1,129 @@
+"""What `sam build` ships: the package and its bytecode, compiled by the runtime's Python.
+
+Lambda's /var/task is read-only: a module without its .pyc is compiled at every cold start
+(about 30 ms for ProcessFunction on Python 3.13). functions/Makefile (BuildMethod: makefile)
+copies the package and compiles it; these tests keep the template, the Makefile and the
+runtime in step, and run the Makefile's recipe the way sam build does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from samtranslator.yaml_helper import yaml_parse
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+FUNCTIONS = ROOT / "functions"
+TEMPLATE = yaml_parse((ROOT / "template.yaml").read_text())
+MAKEFILE = (FUNCTIONS / "Makefile").read_text()
+THIS_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def functions() -> dict[str, dict[str, object]]:
+    return {
+        name: resource
+        for name, resource in TEMPLATE["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+    }
+
+
+def make(target: str, artifacts: Path, **variables: str) -> subprocess.CompletedProcess[str]:
+    """``make build-<id>`` as sam build runs it: in the CodeUri, with ARTIFACTS_DIR set
+    (``variables`` on the command line, overriding the Makefile's)."""
+    env = {**os.environ, "ARTIFACTS_DIR": str(artifacts)}
+    overrides = [f"{name}={value}" for name, value in variables.items()]
+    return subprocess.run(
+        ["make", "--no-print-directory", "-f", str(FUNCTIONS / "Makefile"), target, *overrides],
+        cwd=FUNCTIONS,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_every_function_is_built_by_the_makefile_from_the_one_package() -> None:
+    assert TEMPLATE["Globals"]["Function"]["CodeUri"] == "functions/"
+    for name, resource in functions().items():
+        assert resource.get("Metadata", {}).get("BuildMethod") == "makefile", name
+        assert "CodeUri" not in resource["Properties"], name
+    assert len(functions()) >= 8
+
+
+def test_the_makefile_compiles_with_the_runtimes_python() -> None:
+    runtime = TEMPLATE["Globals"]["Function"]["Runtime"]
+    version = runtime.removeprefix("python")
+    assert re.search(rf"^RUNTIME_VERSION := {re.escape(version)}$", MAKEFILE, re.M)
+    assert re.search(rf"^RUNTIME_PYTHON \?= python{re.escape(version)}$", MAKEFILE, re.M)
+    for name, resource in functions().items():
+        assert resource["Properties"].get("Runtime", runtime) == runtime, name
+
+
+def test_the_build_ships_the_package_with_bytecode_that_python_uses(tmp_path: Path) -> None:
+    # This interpreter stands in for the runtime's (its own version, so its .pyc is read).
+    done = make(
+        "build-ProcessFunction",
+        tmp_path,
+        RUNTIME_PYTHON=sys.executable,
+        RUNTIME_VERSION=THIS_VERSION,
+    )
+    assert done.returncode == 0, done.stderr
+    package = tmp_path / "ingest_pipeline"
+    sources = {p.relative_to(package) for p in package.rglob("*.py")}
+    assert sources == {
+        p.relative_to(FUNCTIONS / "ingest_pipeline")
+        for p in (FUNCTIONS / "ingest_pipeline").rglob("*.py")
+    }
+    assert (package / "contracts" / "orders.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ingest_pipeline"]  # no Makefile
+    tag = sys.implementation.cache_tag
+    missing = [
+        s for s in sources if not (package / s.parent / "__pycache__").glob(f"{s.stem}.{tag}.pyc")
+    ]
+    assert missing == []
+    # Imported from the build output, no module of the package is compiled from source.
+    probe = f"""
+import importlib._bootstrap_external as external, json, sys
+compiled = []
+original = external.SourceLoader.source_to_code
+def source_to_code(self, data, path, *args, **kwargs):
+    compiled.append(path)
+    return original(self, data, path, *args, **kwargs)
+external.SourceLoader.source_to_code = source_to_code
+sys.path.insert(0, {str(tmp_path)!r})
+import ingest_pipeline.handlers.process
+assert ingest_pipeline.__file__.startswith({str(tmp_path)!r})
+print(json.dumps([p for p in compiled if "ingest_pipeline" in p]))
+"""
+    ran = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "POWERTOOLS_TRACE_DISABLED": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_wrong_python_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    wrong = "3.12" if THIS_VERSION != "3.12" else "3.11"
+    done = make(
+        "build-ProcessFunction",
+        tmp_path,
+        RUNTIME_PYTHON=sys.executable,
+        RUNTIME_VERSION=wrong,
+    )
+    assert done.returncode != 0
+    assert f"is Python {THIS_VERSION}, the runtime is {wrong}" in done.stderr
+    assert f"RUNTIME_PYTHON=python{wrong}" in done.stderr
+    assert not (tmp_path / "ingest_pipeline").exists()
