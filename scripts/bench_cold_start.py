@@ -328,6 +328,9 @@ def run(
                 "floor_ms": round(floor, 1),
                 "difference_ms": round(total - floor, 1),
                 "paired_difference_ms": round(paired((name, code)), 1),
+                # The difference as a share of the floor: steadier across runs than
+                # milliseconds, as the machine's speed (the floor) changes.
+                "difference_pct_of_floor": round((total / floor - 1) * 100, 1),
                 "min_difference_ms": round(least((name, code)) - least((FLOOR, "")), 1),
                 "import_only_ms": round(median((name, code), "import_ms"), 1),
                 "cpu_ms": round(cpu, 1),
@@ -342,8 +345,8 @@ def run(
 def print_table(rows: list[dict[str, Any]]) -> None:
     header = (
         f"{'handler':<15} {'tracing':<9} {'bytecode':<8} {'code':<8} {'import ms':>9} "
-        f"{'floor ms':>8} {'difference':>10} | {'paired':>7} {'min':>7} | {'import only':>11} | "
-        f"{'cpu diff':>8}"
+        f"{'floor ms':>8} {'difference':>10} {'%floor':>7} | {'paired':>7} {'min':>7} | "
+        f"{'import only':>11} | {'cpu diff':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -352,14 +355,16 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"{row['handler']:<15} {row['tracing']:<9} {row['bytecode']:<8} {row['code']:<8} "
             f"{row['import_ms']:>9.1f} "
-            f"{row['floor_ms']:>8.1f} {row['difference_ms']:>+10.1f} | "
+            f"{row['floor_ms']:>8.1f} {row['difference_ms']:>+10.1f} "
+            f"{row['difference_pct_of_floor']:>+6.1f}% | "
             f"{row['paired_difference_ms']:>+7.1f} {row['min_difference_ms']:>+7.1f} | "
             f"{row['import_only_ms']:>11.1f} | {row['cpu_difference_ms']:>+8.1f}{flag}"
         )
     print(
         f"\nmedians of {rows[0]['repeat']} fresh interpreters each; import ms: import + first "
         "invocation's setup (wall); floor: import boto3 + one S3 client;\ndifference: the "
-        "medians' difference (the target's figure); paired: median of each round's difference; "
+        "medians' difference (the target's figure), %floor: the same over the floor; paired: "
+        "median of each round's difference; "
         "min: fastest minus fastest floor; cpu diff: the same in process time"
     )
 
