@@ -127,3 +127,11 @@ def test_the_wrong_python_is_refused_with_the_way_out(tmp_path: Path) -> None:
     assert f"is Python {THIS_VERSION}, the runtime is {wrong}" in done.stderr
     assert f"RUNTIME_PYTHON=python{wrong}" in done.stderr
     assert not (tmp_path / "ingest_pipeline").exists()
+
+
+def test_a_missing_python_is_named_with_the_ways_out(tmp_path: Path) -> None:
+    done = make("build-ProcessFunction", tmp_path, RUNTIME_PYTHON=str(tmp_path / "python3.13"))
+    assert done.returncode != 0
+    assert "python3.13 not found: install Python 3.13" in done.stderr
+    assert "sam build --use-container" in done.stderr
+    assert not (tmp_path / "ingest_pipeline").exists()
