@@ -26,10 +26,11 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= auto
 BENCH_ARGS ?=
 # The runtime's Python (template.yaml's Runtime), with which functions/Makefile compiles the
-# package's bytecode during sam build: python3.13 on PATH, else pyenv's 3.13.
+# package's bytecode during sam build: python3.13 on PATH, else pyenv's 3.13; none found: the
+# build ships the sources only (BYTECODE=0) and says so.
 RUNTIME_PYTHON ?= $(shell if python3.13 -c '' 2>/dev/null; then echo python3.13; \
-  elif pyenv prefix 3.13 >/dev/null 2>&1; then echo "$$(pyenv prefix 3.13)/bin/python3.13"; \
-  else echo python3.13; fi)
+  elif [ -x "$$(pyenv prefix 3.13 2>/dev/null)/bin/python3.13" ]; then \
+  echo "$$(pyenv prefix 3.13)/bin/python3.13"; fi)
 REDRIVE_BENCH_ARGS ?=
 
 VENV := .venv
@@ -123,7 +124,10 @@ lint: bootstrap  ## static checks: python code and the SAM template
 	$(CHECKOV) $(CHECKOV_ARGS)
 
 build: bootstrap  ## sam build into .aws-sam/ (cached, parallel)
-	RUNTIME_PYTHON="$(RUNTIME_PYTHON)" $(SAM) build --template-file $(TEMPLATE) --cached --parallel
+	@if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13: sam build ships the package" \
+	  "without bytecode (every cold start compiles it; README, Deploy)"; fi
+	RUNTIME_PYTHON="$(RUNTIME_PYTHON)" BYTECODE=$(if $(RUNTIME_PYTHON),1,0) \
+	  $(SAM) build --template-file $(TEMPLATE) --cached --parallel
 
 # pytest exits 5 when it collects nothing; report that loudly instead of failing the run.
 pytest: bootstrap

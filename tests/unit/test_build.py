@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -133,5 +134,38 @@ def test_a_missing_python_is_named_with_the_ways_out(tmp_path: Path) -> None:
     done = make("build-ProcessFunction", tmp_path, RUNTIME_PYTHON=str(tmp_path / "python3.13"))
     assert done.returncode != 0
     assert "python3.13 not found: install Python 3.13" in done.stderr
-    assert "sam build --use-container" in done.stderr
+    assert "sam build --use-container" in done.stderr and "BYTECODE=0" in done.stderr
     assert not (tmp_path / "ingest_pipeline").exists()
+
+
+def test_without_the_runtimes_python_the_sources_alone_can_be_shipped(tmp_path: Path) -> None:
+    """BYTECODE=0: what `make build` falls back to on a machine without Python 3.13 (make
+    test from a fresh machine needs only python3)."""
+    done = make(
+        "build-ProcessFunction",
+        tmp_path,
+        RUNTIME_PYTHON=str(tmp_path / "python3.13"),
+        BYTECODE="0",
+    )
+    assert done.returncode == 0, done.stderr
+    package = tmp_path / "ingest_pipeline"
+    assert (package / "handlers" / "process.py").is_file()
+    assert list(package.rglob("*.pyc")) == []
+
+
+def test_make_build_finds_the_runtimes_python_or_falls_back_to_sources() -> None:
+    """The project's `make build` (dry run): pyenv's or PATH's python3.13, else BYTECODE=0."""
+    without = subprocess.run(
+        ["make", "-n", "build"],
+        cwd=ROOT,
+        env={**os.environ, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if shutil.which("python3.13", path="/usr/bin:/bin"):  # this system's own 3.13
+        assert "BYTECODE=1" in without.stdout, without.stdout + without.stderr
+        return
+    assert "BYTECODE=0" in without.stdout, without.stdout + without.stderr
+    assert "no Python 3.13" in without.stdout
