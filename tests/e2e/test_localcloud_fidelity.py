@@ -622,3 +622,47 @@ def test_a_functions_time_starts_when_it_runs_not_while_it_waits_for_its_environ
         thread.join(10)
     assert len(seen) == 2
     assert min(seen) > timeout_ms - 500  # not 1 s less for the one that waited
+
+
+def test_a_tasks_timeout_does_not_count_the_wait_for_the_functions_environment(
+    p: Pipeline,
+) -> None:
+    """Two branches invoke one function at once, each task with TimeoutSeconds 1 and a handler
+    that takes 0.6 s. Locally the second invocation waits for the first (one environment); on
+    AWS it would run at once in an environment of its own, so both tasks end within their
+    second and the execution succeeds. Without the patch the waiting task times out."""
+    name = p.functions["ClassifyErrorFunction"]
+    ran: list[float] = []
+
+    def slow(event: Any, context: Any) -> dict[str, Any]:
+        threading.Event().wait(0.6)  # the function's own work
+        ran.append(event["branch"])
+        return {"branch": event["branch"]}
+
+    p.cloud.handlers[name] = slow
+
+    def branch(number: int) -> dict[str, Any]:
+        invoke = {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Parameters": {"FunctionName": name, "Payload": {"branch": number}},
+            "ResultSelector": {"branch.$": "$.Payload.branch"},
+            "TimeoutSeconds": 1,
+            "End": True,
+        }
+        return {"StartAt": "Invoke", "States": {"Invoke": invoke}}
+
+    definition = {
+        "StartAt": "Both",
+        "States": {"Both": {"Type": "Parallel", "Branches": [branch(1), branch(2)], "End": True}},
+    }
+    machine = p.sfn.create_state_machine(
+        name="two-at-once",
+        definition=json.dumps(definition),
+        roleArn="arn:aws:iam::123456789012:role/two-at-once",
+    )["stateMachineArn"]
+    arn = p.sfn.start_execution(stateMachineArn=machine, name="both", input="{}")["executionArn"]
+    run = p.wait(arn)
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.output == [{"branch": 1}, {"branch": 2}]
+    assert sorted(ran) == [1, 2]  # each branch's invocation ran once: no timeout, no retry

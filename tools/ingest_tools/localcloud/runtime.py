@@ -19,6 +19,7 @@ from ingest_tools.localcloud.features.clock import Clock
 from ingest_tools.localcloud.features.cloudformation_deploy import DeployReport
 from ingest_tools.localcloud.features.delivery import DeliveryLog
 from ingest_tools.localcloud.features.faults import Faults
+from ingest_tools.localcloud.features.lambda_runtime import EnvironmentWaits
 
 __all__ = ["Handler", "Runtime"]
 
@@ -32,6 +33,8 @@ class Runtime:
         self.handlers: dict[str, Handler] = {}
         #: a handler slower than its function's Timeout is reported as Sandbox.Timedout
         self.enforce_function_timeout = True
+        #: how long threads waited for a function's (one, local) environment
+        self.environment_waits = EnvironmentWaits()
         #: every in-process invocation: function, event, thread, outcome
         self.invocations: list[dict[str, Any]] = []
         self.invoked: Counter[str] = Counter()

@@ -16,6 +16,12 @@ function's Timeout, and the errors as AWS reports them:
 * ``LambdaServiceError`` is a Lambda service error (``Lambda.ServiceException``, 429, ...).
 
 A function without a registered handler keeps moto's echo.
+
+A function runs one invocation at a time here (one environment, see ``_in_environment``); on
+AWS a concurrent invocation gets an environment of its own at once. So neither the function's
+Timeout nor a Step Functions task's ``TimeoutSeconds`` counts the time an invocation waits for
+the environment (:class:`EnvironmentWaits`, and the ``task-timeout-excludes-environment-wait``
+patch).
 """
 
 from __future__ import annotations
@@ -25,13 +31,18 @@ import threading
 import time
 import traceback
 import uuid
+import weakref
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from moto.awslambda_simple import models as simple_models
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.base_backend import BackendDict
 from moto.core.exceptions import JsonRESTError
+from moto.stepfunctions.parser.asl.component.state.exec import execute_state
 
 from ingest_tools.localcloud.features.faults import LambdaServiceError, LambdaTimeout
 from ingest_tools.localcloud.patching import Kind, Patch, Targets
@@ -39,7 +50,40 @@ from ingest_tools.localcloud.patching import Kind, Patch, Targets
 if TYPE_CHECKING:
     from ingest_tools.localcloud.runtime import Handler, Runtime
 
-__all__ = ["PATCHES", "FakeLambdaContext", "InProcessLambdaBackend"]
+__all__ = ["PATCHES", "EnvironmentWaits", "FakeLambdaContext", "InProcessLambdaBackend"]
+
+
+class EnvironmentWaits:
+    """How long each thread has waited for a function's environment, finished waits and the
+    one under way. An in-process Invoke runs on its caller's thread: for a Step Functions task,
+    the thread moto starts to evaluate it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waited: weakref.WeakKeyDictionary[threading.Thread, float] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._since: dict[threading.Thread, float] = {}
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Around the wait of the current thread for an environment."""
+        me, began = threading.current_thread(), time.monotonic()
+        with self._lock:
+            self._since[me] = began
+        try:
+            yield
+        finally:
+            with self._lock:
+                del self._since[me]
+                self._waited[me] = self._waited.get(me, 0.0) + time.monotonic() - began
+
+    def of(self, thread: threading.Thread) -> float:
+        """Seconds ``thread`` has waited so far."""
+        with self._lock:
+            began = self._since.get(thread)
+            ongoing = time.monotonic() - began if began is not None else 0.0
+            return self._waited.get(thread, 0.0) + ongoing
 
 
 class _ServiceError(JsonRESTError):
@@ -79,9 +123,12 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         Threads take turns on the interpreter lock anyway, so nothing runs slower.
         """
         lock, enforce = self.environments[function], self.runtime.enforce_function_timeout
+        waits = self.runtime.environment_waits
 
         def run(event: Any, ctx: Any) -> Any:
-            with lock:
+            with waits.waiting():
+                lock.acquire()
+            try:
                 started = time.monotonic()
                 # The function's time starts when its environment runs it, not while it waits
                 # for this one (on AWS another environment would have taken it).
@@ -90,6 +137,8 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
                 if enforce and time.monotonic() - started > ctx._timeout_ms / 1000:
                     raise LambdaTimeout()  # ran past the function's Timeout, reported as AWS does
                 return result
+            finally:
+                lock.release()
 
         return run
 
@@ -166,6 +215,39 @@ def _build(rt: Runtime) -> Targets:
     return {(simple_models, "lambda_simple_backends"): backends}
 
 
+def _build_task_timeout(rt: Runtime) -> Targets:
+    """moto's ``ExecutionState._evaluate_with_timeout`` starts a thread to evaluate the task
+    and waits ``TimeoutSeconds`` on an Event for it. Both names are replaced in that module
+    only: the thread says, to the thread that starts it, that it is the task's; the Event's
+    wait then moves its deadline by the time that task's thread has waited for a function's
+    environment, counted again each time the deadline comes (a wait under way included)."""
+    waits = rt.environment_waits
+    starter = threading.local()  # per thread: the task thread it started last
+
+    class TaskThread(threading.Thread):
+        def start(self) -> None:
+            starter.task = self
+            super().start()
+
+    class TaskDeadline(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            task: threading.Thread | None = getattr(starter, "task", None)
+            if timeout is None or task is None:
+                return super().wait(timeout)
+            began = time.monotonic()
+            while True:
+                left = began + timeout + waits.of(task) - time.monotonic()
+                if left <= 0:
+                    return self.is_set()
+                if super().wait(left):  # at the deadline: moved on if the task waited since
+                    return True
+
+    return {
+        (execute_state, "Thread"): TaskThread,
+        (execute_state, "threading"): SimpleNamespace(Event=TaskDeadline),
+    }
+
+
 PATCHES = [
     Patch(
         name="in-process-lambda",
@@ -174,5 +256,15 @@ PATCHES = [
         "Timeout, a context, and function/service errors as AWS reports them to Step Functions.",
         test="tests/e2e/test_event_graph.py::test_upload_runs_the_happy_path",
         build=_build,
-    )
+    ),
+    Patch(
+        name="task-timeout-excludes-environment-wait",
+        kind=Kind.FEATURE,
+        reason="A Step Functions task's TimeoutSeconds does not count the time its Lambda "
+        "invocation waits for the function's one local environment (on AWS a concurrent "
+        "invocation gets its own at once).",
+        test="tests/e2e/test_localcloud_fidelity.py"
+        "::test_a_tasks_timeout_does_not_count_the_wait_for_the_functions_environment",
+        build=_build_task_timeout,
+    ),
 ]
