@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
+from typing import Any
 
+import boto3
 import pytest
 
 from ingest_pipeline.errors import StorageUnavailableError
 from ingest_tools.localcloud.pipeline import Pipeline
-from tests.support import sample_file
+from tests.support import load_event, sample_file
 
 pytestmark = pytest.mark.e2e
 
 GOOD = sample_file("orders-good.csv")
 LONG_AGO = "2000-01-01T00:00:00.000Z"
+PUBLISHED = Path(__file__).resolve().parents[1] / "conformance" / "samples"
 # ProcessObject retries StorageUnavailableError 3 times: 4 failing invocations exhaust it.
 EXHAUST = 4
 
@@ -27,6 +31,11 @@ EXHAUST = 4
 @pytest.fixture
 def p(pipeline: Pipeline) -> Pipeline:
     return pipeline
+
+
+def sample_event(name: str) -> Any:
+    """An event others published (tests/conformance/README.md names the source)."""
+    return json.loads((PUBLISHED / name).read_text())
 
 
 def rule_name(p: Pipeline) -> str:
@@ -205,3 +214,55 @@ def test_malformed_run_message_is_dead_lettered_with_its_reason(p: Pipeline) -> 
     assert json.loads(message["Body"]) == body
     assert int(message["Attributes"]["ApproximateReceiveCount"]) >= 5
     assert p.sqs.receive_message(QueueUrl=url).get("Messages") is None
+
+
+def test_a_bad_message_in_a_batch_stays_queued_while_the_run_beside_it_is_done(
+    p: Pipeline,
+) -> None:
+    """Partial batch response: one invocation gets a schedule run and a message that is not
+    one (the body of the SQS event powertools publishes). The run is done and its message
+    deleted; only the bad message stays, to be delivered again and then dead-lettered."""
+    mappings, schedules = p.cloud.mappings, p.cloud.schedules
+    assert mappings is not None and schedules is not None
+    mappings.stop()  # poll by hand: both messages in one batch
+    url = p.stack.outputs["ReconcileQueueUrl"]
+    bad_body = sample_event("powertools-sqsEvent.json")["Records"][0]["body"]  # "Test message."
+    bad_id = p.sqs.send_message(QueueUrl=url, MessageBody=bad_body)["MessageId"]
+    when = dt.datetime(2026, 11, 21, 12, 0, tzinfo=dt.UTC)
+    schedules.fire(p.reconcile_schedule, scheduled_time=when)
+
+    assert mappings.poll_once() == 2
+    invocation = mappings.invocations[-1]
+    assert (invocation["messages"], invocation["failed"], invocation["error"]) == (
+        2,
+        [bad_id],
+        None,
+    )
+    run = p.run_record("2026-11-21T12:00:00Z")
+    assert run is not None and (run["status"], run["claims"]) == ("SUCCEEDED", 1)
+    left = p.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"])
+    assert [(m["MessageId"], m["Body"]) for m in left["Messages"]] == [(bad_id, bad_body)]
+
+
+def test_the_sam_local_invoke_sample_runs_its_schedule_run_once(p: Pipeline) -> None:
+    """events/reconcile/scheduled-run.json, invoked as `sam local invoke` would, twice."""
+    lam = boto3.client("lambda", region_name=p.cloud.region)
+    event = load_event("reconcile/scheduled-run.json")
+    run = json.loads(event["Records"][0]["body"])["run"]
+    responses = []
+    for _ in range(2):
+        got = lam.invoke(FunctionName=p.functions["ReconcileFunction"], Payload=json.dumps(event))
+        responses.append((got.get("FunctionError"), json.loads(got["Payload"].read())))
+    assert responses == [(None, {"batchItemFailures": []})] * 2
+
+    item = p.ddb.get_item(
+        TableName=p.table,
+        Key={"pk": {"S": f"run#{run['scheduleArn']}"}, "sk": {"S": run["scheduledTime"]}},
+        ConsistentRead=True,
+    )["Item"]
+    assert (item["status"]["S"], item["claims"]["N"], item["duplicate_deliveries"]["N"]) == (
+        "SUCCEEDED",
+        "1",
+        "1",
+    )
+    assert item["execution_id"]["S"] == run["executionId"]

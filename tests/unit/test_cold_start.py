@@ -10,7 +10,8 @@ measures the times; these tests keep the causes away:
   SDK is not imported at all (powertools' own provider imports it for any Tracer; outside
   Lambda it then builds a client for centralized sampling);
 * no handler reads a dataset contract before an object of that dataset is processed;
-* no handler imports pydantic;
+* no handler imports pydantic, or powertools' batch utilities and event data classes;
+* ReconcileFunction imports what only a run that starts or escalates needs on first use;
 * where tracing is enabled, an invocation still records its handler subsegment (with the
   annotations) and a subsegment per AWS call.
 """
@@ -53,6 +54,15 @@ NOT_PATCHED = (
 # batch utilities do not import every parser model of every AWS event either.
 PYDANTIC = ("pydantic", "pydantic_core")
 PARSER_MODELS = "aws_lambda_powertools.utilities.parser.models"
+# Powertools' batch utilities import every event data class and asyncio (18 ms of
+# ReconcileFunction's cold start); ingest_pipeline.sqs_batch does its SQS part.
+POWERTOOLS_UNUSED = (
+    "aws_lambda_powertools.utilities.batch",
+    "aws_lambda_powertools.utilities.data_classes",
+)
+# What a handler imports only when an invocation needs it (ReconcileFunction: the Step
+# Functions / SNS adapter and the failure report, for a run that starts or escalates).
+DEFERRED = {"reconcile": ("ingest_pipeline.dal.workflow", "ingest_pipeline.logic.failure")}
 # The X-Ray SDK's recorder and patchers (not its package root: powertools turns the SDK off
 # through aws_xray_sdk.global_sdk_config, a few lines).
 XRAY_SDK = ("aws_xray_sdk.core", "aws_xray_sdk.ext")
@@ -119,7 +129,9 @@ import ingest_pipeline.handlers.{handler}
 after_import = list(contracts_opened)
 unwanted = sorted(
     name for name in sys.modules
-    if name.split(".")[0] in {NOT_PATCHED + PYDANTIC!r} or name.startswith({PARSER_MODELS!r})
+    if name.split(".")[0] in {NOT_PATCHED + PYDANTIC!r}
+    or name.startswith({(PARSER_MODELS, *POWERTOOLS_UNUSED)!r})
+    or name in {DEFERRED.get(handler, ())!r}
 )
 from aws_xray_sdk.core import patcher
 from ingest_pipeline.logic import contracts

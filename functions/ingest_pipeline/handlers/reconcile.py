@@ -10,7 +10,10 @@ conditional write keyed on schedule ARN + scheduled time (``dal.state.claim_run`
 * RUNNING under a live lease: a batch item failure, so SQS delivers it again later.
 
 A run that fails is marked FAILED and its message reported as a batch item failure: the next
-delivery runs it again. After ``maxReceiveCount`` deliveries it lands in the run DLQ.
+delivery runs it again. After ``maxReceiveCount`` deliveries it lands in the run DLQ. The
+partial batch response is ``ingest_pipeline.sqs_batch`` (the powertools batch utility's SQS
+behaviour, without its import cost); a batch in which every message failed fails the
+invocation, so SQS retries it and ReconcileFunctionErrorsAlarm sees it.
 """
 
 from __future__ import annotations
@@ -20,24 +23,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-
-# When pydantic is loaded, powertools' batch types import every parser model (~100 ms more
-# cold start). Nothing of ours loads it (checked by tests/unit/test_cold_start.py).
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
-from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline.config import ReconcileSettings
-from ingest_pipeline.dal import s3, state, workflow
-from ingest_pipeline.errors import InvalidEventError
+from ingest_pipeline.dal import s3, state
 from ingest_pipeline.logic import reconcile
-from ingest_pipeline.logic.failure import console_url
-from ingest_pipeline.logic.reconcile import ActionKind, ListedObject, Plan
+from ingest_pipeline.logic.reconcile import Action, ActionKind, ListedObject, Plan
 from ingest_pipeline.models import (
     ObjectVersion,
     OpenRecord,
@@ -48,6 +39,7 @@ from ingest_pipeline.models import (
     parse_event,
 )
 from ingest_pipeline.observability import logger, metrics, tracer
+from ingest_pipeline.sqs_batch import PartialBatchResponse, SqsMessage, process_batch
 
 TRIGGER_SOURCE = "ingest-pipeline.reconcile"
 RUN_RECORD_DAYS = 30
@@ -65,20 +57,23 @@ _METRICS = {
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialBatchResponse:
     settings = ReconcileSettings.from_env()
-    processor = BatchProcessor(event_type=EventType.SQS)
 
-    def record_handler(record: SQSRecord) -> dict[str, Any]:
-        try:
-            body = record.json_body
-        except ValueError as exc:
-            raise InvalidEventError(f"reconcile message {record.message_id} is not JSON") from exc
-        request = parse_event(body, ReconcileRequest)
+    def handle(message: SqsMessage) -> dict[str, Any]:
+        request = parse_event(message.json_body(), ReconcileRequest)
         return run_once(request.run, settings, now=datetime.now(UTC))
 
-    return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
+    return process_batch(event, handle, on_failure=_log_failed_message)
+
+
+def _log_failed_message(message: SqsMessage, error: Exception) -> None:
+    logger.warning(
+        "reconcile message failed: SQS delivers it again, then moves it to ReconcileDLQ",
+        message_id=message.message_id,
+        receive_count=message.receive_count,
+        error_type=type(error).__name__,
+        error=str(error),
     )
 
 
@@ -150,35 +145,12 @@ def plan_run(
 def execute(run: ScheduleRun, settings: ReconcileSettings, *, now: datetime) -> dict[str, Any]:
     plan, open_records = plan_run(settings, now)
     done: Counter[str] = Counter()
-    started_name = {
-        ActionKind.RETRY: "retried",
-        ActionKind.RECOVER: "recovered",
-        ActionKind.START_MISSED: "missedStarted",
-    }
     for action in plan.actions:
         if action.kind is ActionKind.ESCALATE:
             if escalate(open_records[action.object], action.reason, settings, now):
                 done["escalated"] += 1
             continue
-        started = workflow.start_execution(
-            settings.state_machine_arn,
-            action.execution_name,
-            reconcile.execution_input(
-                action,
-                source=TRIGGER_SOURCE,
-                event_id=run.execution_id,
-                event_time=run.scheduled_time,
-            ),
-        )
-        done["alreadyStarted" if started.already else started_name[action.kind]] += 1
-        logger.info(
-            "execution started" if not started.already else "execution already started",
-            action=action.kind.value,
-            object_key=action.object.key,
-            version_id=action.object.version_id,
-            execution_arn=started.execution_arn,
-            reason=action.reason,
-        )
+        done[start(action, run, settings)] += 1
     return {
         "retried": done["retried"],
         "recovered": done["recovered"],
@@ -192,8 +164,46 @@ def execute(run: ScheduleRun, settings: ReconcileSettings, *, now: datetime) -> 
     }
 
 
+_STARTED = {
+    ActionKind.RETRY: "retried",
+    ActionKind.RECOVER: "recovered",
+    ActionKind.START_MISSED: "missedStarted",
+}
+
+
+# start() and escalate() import the Step Functions / SNS adapter and the failure report when a
+# run first needs them: most runs find nothing to do, and every run is a cold start (one each
+# schedule period), so they stay out of its init (issue 12's cold start budget).
+def start(action: Action, run: ScheduleRun, settings: ReconcileSettings) -> str:
+    """Start the action's execution; returns the summary entry it counts in."""
+    from ingest_pipeline.dal import workflow
+
+    started = workflow.start_execution(
+        settings.state_machine_arn,
+        action.execution_name,
+        reconcile.execution_input(
+            action,
+            source=TRIGGER_SOURCE,
+            event_id=run.execution_id,
+            event_time=run.scheduled_time,
+        ),
+    )
+    logger.info(
+        "execution started" if not started.already else "execution already started",
+        action=action.kind.value,
+        object_key=action.object.key,
+        version_id=action.object.version_id,
+        execution_arn=started.execution_arn,
+        reason=action.reason,
+    )
+    return "alreadyStarted" if started.already else _STARTED[action.kind]
+
+
 def escalate(record: OpenRecord, reason: str, settings: ReconcileSettings, now: datetime) -> bool:
     """Mark the record escalated (once), then tell operations; undo the mark if SNS fails."""
+    from ingest_pipeline.dal import workflow
+    from ingest_pipeline.logic.failure import console_url
+
     if not state.escalate(settings.table, record, now, reason):
         return False
     console = console_url(record.execution_arn) if record.execution_arn else None
