@@ -2,6 +2,7 @@
 
     python scripts/bench_cold_start.py [--repeat 9] [--tracing enabled|disabled|both]
                                        [--bytecode none|cached|both] [--python PATH]
+                                       [--runtime-python PYTHON3.13]
                                        [--built DIR]
                                        [--outside-lambda] [--baseline DIR] [--json]
     python scripts/bench_cold_start.py --importtime process [--tracing disabled]
@@ -28,10 +29,11 @@ DIR`` measures a ``sam build`` output as it is (``.aws-sam/build/ProcessFunction
 ``.pyc`` files are Python 3.13's, so measure it with ``--python`` a 3.13 interpreter).
 
 ``--python PATH`` measures with another interpreter: the functions run on Python 3.13
-(template.yaml's Runtime), so a 3.13 venv with the runtime's packages gives the closer figure:
-``python3.13 -m venv /tmp/py313 && /tmp/py313/bin/pip install boto3==<pin>
-aws-lambda-powertools[tracer]==<pin>`` (the pins of pyproject.toml), then ``--python
-/tmp/py313/bin/python``. The default is this interpreter (the project's .venv).
+(template.yaml's Runtime), so a 3.13 venv with the runtime's packages gives the closer figure.
+``--runtime-python python3.13`` makes that venv (``.venv-runtime``, once: the pins of
+pyproject.toml's ``dependencies``) and measures with it; ``make bench-cold-start`` does so
+with the build's Python 3.13 and ``--built``. The default is this interpreter (the project's
+.venv).
 
 ``--baseline DIR`` measures another checkout's ``functions/`` in turn with this one (before
 and after a change, under the same load). Wall time is the figure; CPU time
@@ -62,6 +64,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +253,30 @@ def environment(
     return env
 
 
+def runtime_venv(python: str, where: Path = ROOT / ".venv-runtime") -> Path:
+    """A venv of ``python`` (the runtime's version) with the runtime's packages, as pinned in
+    pyproject.toml's ``dependencies`` (boto3, botocore, Powertools with the X-Ray SDK): made
+    once, made again when the pins or the interpreter change. Returns its interpreter."""
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    version = subprocess.run(
+        [python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    stamp = "\n".join([version, *pins])
+    interpreter = where / "bin" / "python"
+    marker = where / "runtime-pins.txt"
+    if marker.exists() and marker.read_text() == stamp and interpreter.exists():
+        return interpreter
+    shutil.rmtree(where, ignore_errors=True)
+    print(f"making {where} (Python {version.split()[0]}: {', '.join(pins)})", file=sys.stderr)
+    subprocess.run([python, "-m", "venv", str(where)], check=True)
+    subprocess.run(
+        [str(interpreter), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *pins],
+        check=True,
+    )
+    marker.write_text(stamp)
+    return interpreter
+
+
 def copy_code(functions: Path, into: Path, *, bytecode: bool) -> Path:
     """A copy of ``functions`` without bytecode (as ``sam build`` ships it), or compiled."""
     target = into / ("cached" if bytecode else "sources") / functions.name
@@ -417,6 +444,12 @@ def main() -> None:
         "--python", type=Path, default=None, help="the interpreter to measure with (see above)"
     )
     parser.add_argument(
+        "--runtime-python",
+        default=None,
+        help="a Python of the runtime's version (3.13): measure with a venv of it holding the "
+        "pinned boto3 and Powertools (.venv-runtime, made once)",
+    )
+    parser.add_argument(
         "--built", type=Path, default=None, help="a sam build output, measured as it is"
     )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -425,6 +458,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.python is not None:
         PYTHON[0] = str(args.python)
+    elif args.runtime_python:
+        PYTHON[0] = str(runtime_venv(args.runtime_python))
     in_lambda = not args.outside_lambda
     modes = {"enabled": [True], "disabled": [False], "both": [True, False]}[args.tracing]
     if not in_lambda:
