@@ -9,6 +9,7 @@
 #   make demo        every workflow path on the embedded local cloud, one table (< 30 s);
 #                    WORKFLOW_TYPE=EXPRESS deploys the per-object workflow as Express
 #   make bench       latency per path, burst throughput, make test wall time, redrive vs seed 002
+#   make iam-report  what each IAM statement of template.yaml allowed (the last make test, or a demo)
 #   make up          ingestctl local up: the local cloud on http://127.0.0.1:4566
 #   make cost        python scripts/cost_report.py
 #   make clean       caches and build output (make distclean also removes the virtualenvs)
@@ -32,6 +33,8 @@ RUNTIME_PYTHON ?= $(shell if python3.13 -c '' 2>/dev/null; then echo python3.13;
   elif [ -x "$$(pyenv prefix 3.13 2>/dev/null)/bin/python3.13" ]; then \
   echo "$$(pyenv prefix 3.13)/bin/python3.13"; fi)
 REDRIVE_BENCH_ARGS ?=
+# Where `make pytest` logs the local clouds' IAM decisions (read by `make iam-report`).
+IAM_LOG := $(CURDIR)/.localcloud/iam-log
 
 VENV := .venv
 SAM_VENV := .venv-sam
@@ -64,7 +67,7 @@ export PIP_NO_INPUT := 1
 # and pip warns about each of them for every package).
 PIP_QUIET ?= -qq
 
-.PHONY: help bootstrap lint build test unit pytest pytest-express demo bench bench-cold-start up cost clean distclean
+.PHONY: help bootstrap lint build test unit pytest pytest-express demo bench bench-cold-start iam-report up cost clean distclean
 
 help:  ## list targets
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -130,8 +133,11 @@ build: bootstrap  ## sam build into .aws-sam/ (cached, parallel)
 	  $(SAM) build --template-file $(TEMPLATE) --cached --parallel
 
 # pytest exits 5 when it collects nothing; report that loudly instead of failing the run.
+# Every local cloud logs its IAM decisions to IAM_LOG; at the end the suite fails when an
+# Allow statement of template.yaml was needed by no call and is not justified (tests/conftest.py).
 pytest: bootstrap
-	@rc=0; $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS) || rc=$$?; \
+	@rm -rf $(IAM_LOG); rc=0; LOCALCLOUD_IAM_LOG=$(IAM_LOG) LOCALCLOUD_IAM_CHECK=1 \
+	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "!! pytest collected no tests"; rc=0; fi; exit $$rc
 
 # The suites that deploy the template, once more with the per-object workflow as EXPRESS
@@ -166,6 +172,11 @@ bench: bootstrap  ## latency per path, burst, make test wall time, redrive, tran
 bench-cold-start: $(if $(RUNTIME_PYTHON),build,bootstrap)  ## each handler's cold start beside bare boto3 + one client
 	$(PY) scripts/bench_cold_start.py --tracing both $(if $(RUNTIME_PYTHON),\
 	  --runtime-python $(RUNTIME_PYTHON) --built .aws-sam/build/ReconcileFunction)
+
+# After `make test`: the suite's decisions; without them, one demo run's.
+iam-report: $(DEV_STAMP)  ## per IAM statement of template.yaml: what it allowed, what it never did
+	@if ls $(IAM_LOG)/*.json >/dev/null 2>&1; then $(BIN)/ingestctl local iam-report $(IAM_LOG); \
+	else $(BIN)/ingestctl local demo --iam-report; fi
 
 up: $(DEV_STAMP)  ## serve the local cloud on 127.0.0.1:4566 (ingestctl local up)
 	$(BIN)/ingestctl local up --outputs .localcloud/outputs.json

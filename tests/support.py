@@ -5,14 +5,28 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
+import boto3
+
 from ingest_tools.localcloud.cloud import ROOT, TEMPLATE
+from ingest_tools.localcloud.stack import load_template
 
 EVENTS = ROOT / "events"
 T = TypeVar("T")
 
-__all__ = ["AWKWARD_KEYS", "EVENTS", "ROOT", "TEMPLATE", "load_event", "sample_file", "wait_for"]
+__all__ = [
+    "AWKWARD_KEYS",
+    "EVENTS",
+    "ROOT",
+    "TEMPLATE",
+    "load_event",
+    "role_allowing",
+    "sample_file",
+    "template_copy",
+    "wait_for",
+]
 
 # Keys whose encoding S3 and EventBridge disagree about in public reports: space, '+', a
 # literal '%20', non-ASCII.
@@ -45,3 +59,45 @@ def wait_for(
 
 def sample_file(name: str) -> bytes:
     return (EVENTS / "files" / name).read_bytes()
+
+
+def role_allowing(name: str, actions: list[str], resources: str | list[str] = "*") -> str:
+    """A role Step Functions may assume whose one policy allows ``actions`` on ``resources``:
+    the local cloud authorizes every call a state machine makes with its role, as AWS does."""
+    iam = boto3.client("iam")
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "states.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+    arn = str(
+        iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    )
+    allow = {"Effect": "Allow", "Action": actions, "Resource": resources}
+    iam.put_role_policy(
+        RoleName=name,
+        PolicyName="allow",
+        PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [allow]}),
+    )
+    return arn
+
+
+def template_copy(tmp_path: Path, edit: Callable[[dict[str, Any]], None] | None = None) -> Path:
+    """template.yaml as JSON in ``tmp_path`` (artifact paths made absolute), changed by
+    ``edit``: deploy a variant of the real template (a statement removed, a resource added)."""
+    template = load_template(TEMPLATE)
+    template["Globals"]["Function"]["CodeUri"] = str(ROOT / "functions")
+    for resource in template["Resources"].values():
+        if resource["Type"] == "AWS::Serverless::StateMachine":
+            machine = resource["Properties"]
+            machine["DefinitionUri"] = str(ROOT / machine["DefinitionUri"])
+    if edit is not None:
+        edit(template)
+    path = tmp_path / "template.json"
+    path.write_text(json.dumps(template))
+    return path

@@ -352,8 +352,17 @@ def test_s3_sends_the_event_types_aws_sends(pipeline: Pipeline) -> None:
     sink_arn = pipeline.sqs.get_queue_attributes(QueueUrl=sink, AttributeNames=["QueueArn"])[
         "Attributes"
     ]["QueueArn"]
-    pipeline.events.put_rule(Name="all-s3", EventPattern=json.dumps({"source": ["aws.s3"]}))
+    rule = pipeline.events.put_rule(Name="all-s3", EventPattern=json.dumps({"source": ["aws.s3"]}))
     pipeline.events.put_targets(Rule="all-s3", Targets=[{"Id": "sink", "Arn": sink_arn}])
+    allow = {  # as AWS requires for an SQS target: the queue's policy admits the rule
+        "Effect": "Allow",
+        "Principal": {"Service": "events.amazonaws.com"},
+        "Action": "sqs:SendMessage",
+        "Resource": sink_arn,
+        "Condition": {"ArnEquals": {"aws:SourceArn": rule["RuleArn"]}},
+    }
+    policy = json.dumps({"Version": "2012-10-17", "Statement": [allow]})
+    pipeline.sqs.set_queue_attributes(QueueUrl=sink, Attributes={"Policy": policy})
 
     pipeline.s3.put_object(
         Bucket=pipeline.bucket, Key="other/tagged.csv", Body=GOOD, Tagging="team=data"

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from ingest_tools.localcloud.pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
-from tests.support import load_event, sample_file, wait_for
+from tests.support import load_event, role_allowing, sample_file, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -447,7 +447,7 @@ def test_sdk_s3_errors_are_named_as_aws_names_them(p: Pipeline) -> None:
     machine = p.sfn.create_state_machine(
         name="sdk-error-names",
         definition=json.dumps(definition),
-        roleArn="arn:aws:iam::123456789012:role/sdk-error-names",
+        roleArn=role_allowing("sdk-error-names", ["s3:GetObject", "s3:ListBucket"]),
     )["stateMachineArn"]
     arn = p.sfn.start_execution(stateMachineArn=machine, name="missing", input="{}")["executionArn"]
     run = p.wait(arn)
@@ -459,7 +459,7 @@ def test_a_start_execution_task_starts_the_execution(p: Pipeline) -> None:
     """A states:startExecution task (the request-response integration) starts the other
     state machine with ``Input`` given as an object, as the developer guide's example does;
     its result carries the new execution's ARN."""
-    role = "arn:aws:iam::123456789012:role/start-execution"
+    role = role_allowing("start-execution", ["states:StartExecution"])
     child = p.sfn.create_state_machine(
         name="started-child",
         definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}),
@@ -659,7 +659,7 @@ def test_a_tasks_timeout_does_not_count_the_wait_for_the_functions_environment(
     machine = p.sfn.create_state_machine(
         name="two-at-once",
         definition=json.dumps(definition),
-        roleArn="arn:aws:iam::123456789012:role/two-at-once",
+        roleArn=role_allowing("two-at-once", ["lambda:InvokeFunction"]),
     )["stateMachineArn"]
     arn = p.sfn.start_execution(stateMachineArn=machine, name="both", input="{}")["executionArn"]
     run = p.wait(arn)

@@ -33,7 +33,11 @@ __all__ = ["build_parser", "main"]
 def _local_up(args: argparse.Namespace) -> int:
     from ingest_tools.localcloud.cloud import LocalCloud
 
-    cloud = LocalCloud(Path(args.template), time_scale=1.0 if args.real_time else 0.0)
+    cloud = LocalCloud(
+        Path(args.template),
+        time_scale=1.0 if args.real_time else 0.0,
+        iam=None if args.iam is None else args.iam == "on",
+    )
     print(f"deploying {args.template} into the local cloud ...", file=sys.stderr)
     cloud.start()
     stop = threading.Event()
@@ -67,7 +71,30 @@ def _local_up(args: argparse.Namespace) -> int:
 def _local_demo(args: argparse.Namespace) -> int:
     from ingest_tools.demo import run_demo
 
-    return run_demo(Path(args.template), as_json=args.json, workflow_type=args.workflow_type)
+    return run_demo(
+        Path(args.template),
+        as_json=args.json,
+        workflow_type=args.workflow_type,
+        iam_report=args.iam_report,
+    )
+
+
+def _local_iam_report(args: argparse.Namespace) -> int:
+    """What each statement of the template allowed in the logged runs; exit 1 when an Allow
+    statement was never needed and the template does not justify it."""
+    from ingest_tools.localcloud.iam import report
+    from ingest_tools.localcloud.stack import load_template
+
+    template = load_template(Path(args.template))
+    merged = report.merge(Path(args.log), Path(args.template))
+    if not merged:
+        print(f"no runs of {args.template} logged in {args.log}", file=sys.stderr)
+        return 2
+    print(report.render(merged, template))
+    unused = report.unused(merged, template)
+    if unused:
+        print(f"\n{len(unused)} unused grant(s) without a reason: {', '.join(unused)}")
+    return 1 if unused else 0
 
 
 def _local_patches(args: argparse.Namespace) -> int:
@@ -354,6 +381,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="really sleep for retries/Wait states (default: virtual clock)",
     )
     up.add_argument("--template", default=str(TEMPLATE))
+    up.add_argument(
+        "--iam",
+        choices=["on", "off"],
+        help="authorize every call as AWS would (default: LOCALCLOUD_IAM, else on)",
+    )
     up.set_defaults(func=_local_up)
     demo = local_cmds.add_parser("demo", help="run every workflow path and print a table")
     demo.add_argument("--template", default=str(TEMPLATE))
@@ -364,7 +396,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="deploy the per-object workflow as this type (the template's WorkflowType)",
     )
+    demo.add_argument(
+        "--iam-report", action="store_true", help="then print what each IAM statement allowed"
+    )
     demo.set_defaults(func=_local_demo)
+    iam_report = local_cmds.add_parser(
+        "iam-report", help="what each IAM statement allowed in runs logged with LOCALCLOUD_IAM_LOG"
+    )
+    iam_report.add_argument("log", help="the LOCALCLOUD_IAM_LOG directory of the runs")
+    iam_report.add_argument("--template", default=str(TEMPLATE))
+    iam_report.set_defaults(func=_local_iam_report)
     patches = local_cmds.add_parser(
         "patches", help="list the local cloud's patches of moto (kind, reason, test)"
     )

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import boto3
 
-from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
+from ingest_pipeline.errors import StorageUnavailableError
 from ingest_tools.cost import S3Counter, measure
 from ingest_tools.localcloud.cloud import ROOT, TEMPLATE, LocalCloud
+from ingest_tools.localcloud.iam import report
 from ingest_tools.localcloud.pipeline import Execution, Pipeline
 
 __all__ = ["Row", "run_demo", "run_scenarios"]
@@ -153,6 +156,25 @@ class _Demo:
         )
         return version, self.p.wait(again[0].execution_arn)
 
+    def uploaders_own_key(self, key: str, body: bytes) -> tuple[str, Execution | None]:
+        """An uploader encrypts with a KMS key of their own (SSE-KMS): ProcessFunction's role
+        has no kms:Decrypt on it, so S3 refuses its read, as on AWS."""
+        kms = boto3.client("kms", region_name=self.cloud.region)
+        own = kms.create_key(Description="an uploader's own key")["KeyMetadata"]["Arn"]
+        version = str(
+            self.p.s3.put_object(
+                Bucket=self.p.bucket,
+                Key=key,
+                Body=body,
+                ServerSideEncryption="aws:kms",
+                SSEKMSKeyId=own,
+            )["VersionId"]
+        )
+        delivery = self.p.delivery(key, version)
+        if delivery.execution_arn is None:
+            raise RuntimeError(f"{key} was not delivered: {delivery.error_message}")
+        return version, self.p.wait(delivery.execution_arn)
+
     def undeliverable(self, key: str, body: bytes) -> tuple[str, Execution | None]:
         self.cloud.faults.fail_delivery("THROTTLING", times=1000, rule="ObjectCreated")
         version = self.p.put(key, body)
@@ -186,12 +208,12 @@ def run_scenarios(cloud: LocalCloud, progress: Callable[[str], None] = lambda _:
             "FAILED / FAILED",
             before=fail_next(StorageUnavailableError("SlowDown"), 10),
         ),
-        demo.row(
-            "configuration error",
-            "incoming/orders/denied.csv",
+        demo.row(  # a real refusal, not an injected one: the role may not use this key
+            "access denied (KMS)",
+            "incoming/orders/own-key.csv",
             good,
             "FAILED / FAILED",
-            before=fail_next(AccessDeniedError("AccessDenied"), 1),
+            run=demo.uploaders_own_key,
         ),
         demo.row(
             "duplicate delivery",
@@ -250,8 +272,25 @@ def render(rows: list[Row]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, table)])
 
 
+@contextlib.contextmanager
+def _environment(name: str, value: str | None) -> Iterator[None]:
+    """``name=value`` while the block runs (nothing when ``value`` is None)."""
+    saved = os.environ.get(name)
+    if value is not None:
+        os.environ[name] = value
+    try:
+        yield
+    finally:
+        if value is not None:
+            os.environ.pop(name, None) if saved is None else os.environ.__setitem__(name, saved)
+
+
 def run_demo(
-    template: Path = TEMPLATE, *, as_json: bool = False, workflow_type: str | None = None
+    template: Path = TEMPLATE,
+    *,
+    as_json: bool = False,
+    workflow_type: str | None = None,
+    iam_report: bool = False,
 ) -> int:
     def progress(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
@@ -260,7 +299,11 @@ def run_demo(
     progress(f"starting the local cloud from {template.name} (moto, in-process, no Docker) ...")
     LOG_FILE.parent.mkdir(exist_ok=True)
     # The Lambdas log JSON to stdout, as on AWS; here that goes to a file, the table to stdout.
+    iam_log = LOG_FILE.parent / "demo-iam"
+    if iam_report:
+        shutil.rmtree(iam_log, ignore_errors=True)
     with (
+        _environment(report.LOG_VARIABLE, str(iam_log) if iam_report else None),
         LOG_FILE.open("w") as logs,
         contextlib.redirect_stdout(logs),
         LocalCloud(
@@ -289,6 +332,11 @@ def run_demo(
             f"{elapsed:.1f}s (virtual clock: retries and backoff take no real time).\n"
             f"Lambda logs: {LOG_FILE.relative_to(ROOT)}"
         )
+    if iam_report:
+        from ingest_tools.localcloud.stack import load_template
+
+        print("\nIAM: what each statement of the template allowed in this run\n")
+        print(report.render(report.merge(iam_log, template), load_template(template)))
     return 0 if all(r.ok for r in rows) else 1
 
 

@@ -47,6 +47,7 @@ from ingest_tools.localcloud.features.delivery import DeliveryLog
 from ingest_tools.localcloud.features.event_source_mappings import EventSourceMappings
 from ingest_tools.localcloud.features.faults import Faults
 from ingest_tools.localcloud.features.scheduler import Schedules
+from ingest_tools.localcloud.iam.enforcement import iam_enabled
 from ingest_tools.localcloud.patching import PatchSet
 from ingest_tools.localcloud.runtime import Handler, Runtime
 from ingest_tools.localcloud.stack import DeployedStack, deploy, put_public_parameter
@@ -145,6 +146,10 @@ class LocalCloud:
     ``mock_config`` is a parsed Step Functions Local MockConfigFile for "<arn>#<TestCase>"
     executions.
 
+    ``iam`` (None: ``LOCALCLOUD_IAM``, on unless "off") authorizes every call a function,
+    state machine, rule, schedule or mapping makes against the template's policies, as AWS
+    does (iam/enforcement.py); tests and the operator run as an administrator.
+
     ``parameters`` override the template's parameters, as ``sam deploy
     --parameter-overrides`` does. Under them, the environment variable
     ``LOCALCLOUD_PARAMETER_OVERRIDES`` (same syntax: ``Key=Value Key2=Value2``) overrides
@@ -166,6 +171,7 @@ class LocalCloud:
         speedups: bool | None = None,
         without: frozenset[str] | None = None,
         mock_config: dict[str, Any] | None = None,
+        iam: bool | None = None,
     ) -> None:
         self.template = Path(template)
         self.region = region
@@ -173,10 +179,15 @@ class LocalCloud:
         self.parameters = {**_environment_parameters(self.template), **(parameters or {})}
         self.event_delivery = event_delivery
         self.account_id = DEFAULT_ACCOUNT_ID
-        self.runtime = Runtime(time_scale=time_scale, mock_config=mock_config)
+        self.iam = iam_enabled() if iam is None else iam
+        self.runtime = Runtime(
+            time_scale=time_scale, mock_config=mock_config, account=self.account_id
+        )
+        self.runtime.authorizer.enabled = self.iam
+        features = {"event_delivery"} if event_delivery else set()
         self.patches: PatchSet = registry.patch_set(
             speedups=speedups,
-            enabled=frozenset({"event_delivery"} if event_delivery else ()),
+            enabled=frozenset(features | ({"iam"} if self.iam else set())),
             without=without,
         )
         self.stack: DeployedStack | None = None
@@ -236,6 +247,7 @@ class LocalCloud:
             self.mappings.stop()
         self.runtime.deliveries.shutdown()
         if self.stack is not None:
+            self._write_iam_log()
             self.stack.restore_environment()
         if self._mock is not None:
             self._mock.stop()
@@ -253,6 +265,13 @@ class LocalCloud:
         logging.getLogger(_MOTO_EVAL_LOGGER).setLevel(logging.NOTSET)
         if _ACTIVE.locked():
             _ACTIVE.release()
+
+    def _write_iam_log(self) -> None:
+        """With ``LOCALCLOUD_IAM_LOG=DIR``: what each statement allowed, for the report."""
+        from ingest_tools.localcloud.iam import report
+
+        if self.iam and self.stack is not None and os.environ.get(report.LOG_VARIABLE):
+            report.write(self.runtime.authorizer, self.stack.resources, self.region, self.template)
 
     def __enter__(self) -> LocalCloud:
         return self.start()

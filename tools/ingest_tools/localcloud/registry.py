@@ -19,6 +19,7 @@ from ingest_tools.localcloud.features import (
     event_source_mappings,
     execution_metrics,
     faults,
+    iam,
     lambda_runtime,
     logs_query_definitions,
     mock_config,
@@ -28,13 +29,17 @@ from ingest_tools.localcloud.fixes import (
     cloudwatch_alarm_initial_state,
     dynamodb_atomic_items,
     eventbridge_put_events_entries,
+    eventbridge_put_events_size,
     events_test_event_pattern,
+    lambda_invoke_payload_quotas,
+    s3_bucket_policy_conditions,
     s3_conditional_complete_multipart,
     s3_eventbridge_events,
     s3_multipart_one_event,
     s3_notification_eventbridge,
     sfn_cloudformation_state_machine,
     sfn_context_timestamps,
+    sfn_execution_input_quota,
     sfn_execution_logs,
     sfn_express_definitions,
     sfn_express_executions,
@@ -45,6 +50,7 @@ from ingest_tools.localcloud.fixes import (
     sfn_sdk_error_names,
     sfn_start_execution_task,
     sqs_dead_letter_source,
+    sqs_message_size,
 )
 from ingest_tools.localcloud.patching import Kind, Patch, PatchSet
 from ingest_tools.localcloud.speedups import (
@@ -77,13 +83,17 @@ FIXES: list[Patch] = [
     *cloudwatch_alarm_initial_state.PATCHES,
     *dynamodb_atomic_items.PATCHES,
     *eventbridge_put_events_entries.PATCHES,
+    *eventbridge_put_events_size.PATCHES,
     *events_test_event_pattern.PATCHES,
+    *lambda_invoke_payload_quotas.PATCHES,
+    *s3_bucket_policy_conditions.PATCHES,
     *s3_conditional_complete_multipart.PATCHES,
     *s3_eventbridge_events.PATCHES,
     *s3_multipart_one_event.PATCHES,
     *s3_notification_eventbridge.PATCHES,
     *sfn_cloudformation_state_machine.PATCHES,
     *sfn_context_timestamps.PATCHES,
+    *sfn_execution_input_quota.PATCHES,
     *sfn_execution_logs.PATCHES,
     *sfn_express_definitions.PATCHES,
     *sfn_express_executions.PATCHES,
@@ -94,6 +104,7 @@ FIXES: list[Patch] = [
     *sfn_sdk_error_names.PATCHES,
     *sfn_start_execution_task.PATCHES,
     *sqs_dead_letter_source.PATCHES,
+    *sqs_message_size.PATCHES,
 ]
 FEATURES: list[Patch] = [
     *lambda_runtime.PATCHES,
@@ -107,6 +118,7 @@ FEATURES: list[Patch] = [
     *alarm_actions.PATCHES,
     *logs_query_definitions.PATCHES,
     *execution_metrics.PATCHES,
+    *iam.PATCHES,
 ]
 SPEEDUPS: list[Patch] = [
     *cloudformation_deploy_speedups.PATCHES,
@@ -127,7 +139,7 @@ def speedups_enabled() -> bool:
 def patch_set(
     *,
     speedups: bool | None = None,
-    enabled: frozenset[str] = frozenset({"event_delivery"}),
+    enabled: frozenset[str] = frozenset({"event_delivery", "iam"}),
     without: frozenset[str] | None = None,
 ) -> PatchSet:
     """The patches a cloud installs: every fix and feature (those with ``when`` only when

@@ -20,6 +20,7 @@ from ingest_tools.localcloud.features.cloudformation_deploy import DeployReport
 from ingest_tools.localcloud.features.delivery import DeliveryLog
 from ingest_tools.localcloud.features.faults import Faults
 from ingest_tools.localcloud.features.lambda_runtime import EnvironmentWaits
+from ingest_tools.localcloud.iam.enforcement import Authorizer
 
 __all__ = ["Handler", "Runtime"]
 
@@ -27,8 +28,16 @@ Handler = Callable[[Any, Any], Any]
 
 
 class Runtime:
-    def __init__(self, *, time_scale: float = 0.0, mock_config: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        *,
+        time_scale: float = 0.0,
+        mock_config: dict[str, Any] | None = None,
+        account: str = "123456789012",
+    ):
         self.lock = threading.Lock()
+        #: the account's policies and every authorization decision (iam/enforcement.py)
+        self.authorizer = Authorizer(account)
         #: function name (physical) -> handler(event, context), run in-process on Invoke
         self.handlers: dict[str, Handler] = {}
         #: a handler slower than its function's Timeout is reported as Sandbox.Timedout

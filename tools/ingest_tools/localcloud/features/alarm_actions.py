@@ -18,8 +18,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from moto.cloudwatch.models import CloudWatchBackend
+from moto.core.utils import utcnow
 from moto.sns.models import sns_backends
 
+from ingest_tools.localcloud.iam import enforcement as iam
 from ingest_tools.localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -76,6 +78,28 @@ def alarm_notification(alarm: Any, old_state: str) -> tuple[str, dict[str, Any]]
     return f'{alarm.state_value}: "{alarm.name}" in {region}'[:100], message
 
 
+def _may_publish(rt: Runtime, alarm: Any, topic_arn: str) -> bool:
+    """CloudWatch publishes as cloudwatch.amazonaws.com for the alarm: the topic's policy
+    and, for an encrypted topic, its key's policy must allow it."""
+    authorizer = rt.authorizer
+    if not authorizer.enabled:
+        return True
+    caller = iam.service("cloudwatch.amazonaws.com", alarm.alarm_arn, authorizer.account)
+    region = topic_arn.split(":")[3]
+    refused = authorizer.authorize(
+        caller, "sns", "Publish", {"TopicArn": topic_arn}, region=region, secure=True
+    )
+    if refused is not None:  # recorded as AWS records it (tests/conformance/samples/
+        # access-denied-cloudwatch-alarm-action-kms-history.json); moto has no DescribeAlarmHistory
+        error = refused[1]["Error"]["Message"]
+        summary = f'Failed to execute action {topic_arn}. Received error: "{error}"'
+        data = json.dumps(
+            {"actionState": "Failed", "notificationResource": topic_arn, "error": error}
+        )
+        alarm.history.append(("Action", summary, data, alarm.state_value, utcnow()))
+    return refused is None
+
+
 def _build(rt: Runtime) -> Targets:
     set_alarm_state = CloudWatchBackend.set_alarm_state
 
@@ -97,6 +121,8 @@ def _build(rt: Runtime) -> Targets:
         for arn in actions or []:
             parts = str(arn).split(":")
             if len(parts) >= 6 and parts[2] == "sns":
+                if not _may_publish(rt, alarm, str(arn)):
+                    continue  # refused (topic or key policy): on AWS the action fails
                 sns_backends[parts[4]][parts[3]].publish(
                     json.dumps(message), arn=arn, subject=subject
                 )

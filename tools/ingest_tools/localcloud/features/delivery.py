@@ -45,6 +45,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from moto.events.models import Rule
 
 from ingest_tools.localcloud.features.transformer import apply_input_transformer
+from ingest_tools.localcloud.iam import enforcement as iam
 from ingest_tools.localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -237,7 +238,9 @@ def _queue_url(arn: str) -> str:
     if url is None:
         _, region, account, name = _arn_parts(arn)
         sqs = _client("sqs", region)
-        url = str(sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"])
+        with iam.acting_as(None):  # a lookup of ours, not a call EventBridge makes
+            reply = sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)
+        url = str(reply["QueueUrl"])
         _queue_urls[arn] = url
     return url
 
@@ -255,7 +258,20 @@ def _target_input(target: dict[str, Any], event: dict[str, Any]) -> str:
     return json.dumps(event)
 
 
+def _target_caller(rule: Rule, target: dict[str, Any]) -> iam.Caller:
+    """The target's role when it has one; else EventBridge itself, for the target's resource
+    policy (an SQS queue, SNS topic or Lambda function policy naming the rule)."""
+    if target.get("RoleArn"):
+        return iam.role(str(target["RoleArn"]), "events")
+    return iam.service("events.amazonaws.com", rule.arn, rule.account_id)
+
+
 def _invoke_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str, Any]:
+    with iam.acting_as(_target_caller(rule, target)):
+        return _call_target(rule, target, payload)
+
+
+def _call_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str, Any]:
     arn = target["Arn"]
     service, region, _, resource = _arn_parts(arn)
     if service == "states":
@@ -365,14 +381,17 @@ def _dead_letter(rule: Rule, target: dict[str, Any], delivery: Delivery) -> None
     if delivery.exhausted_condition:
         attributes["EXHAUSTED_RETRY_CONDITION"] = delivery.exhausted_condition
         attributes["RETRY_ATTEMPTS"] = str(delivery.attempts - 1)
+    # EventBridge writes the DLQ itself: the queue's policy must allow events.amazonaws.com
+    # for this rule (aws:SourceArn), or the event is lost.
     try:
-        sent = _client("sqs", _arn_parts(dlq)[1]).send_message(
-            QueueUrl=_queue_url(dlq),
-            MessageBody=json.dumps(delivery.event),
-            MessageAttributes={
-                k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
-            },
-        )
+        with iam.acting_as(iam.service("events.amazonaws.com", rule.arn, rule.account_id)):
+            sent = _client("sqs", _arn_parts(dlq)[1]).send_message(
+                QueueUrl=_queue_url(dlq),
+                MessageBody=json.dumps(delivery.event),
+                MessageAttributes={
+                    k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
+                },
+            )
     except Exception as exc:  # InvocationsFailedToBeSentToDlq: the event is lost, as on AWS
         delivery.status = "DROPPED"
         delivery.error_message = f"{delivery.error_message}; DLQ send failed: {exc}"
@@ -415,7 +434,8 @@ def deliver_event(rt: Runtime, rule: Rule, event: dict[str, Any]) -> None:
         )
 
         def run(d: Delivery, t: dict[str, Any] = target) -> None:
-            _deliver(rt, rule, t, d)
+            with iam.acting_as(None):  # not whoever started the pool's thread
+                _deliver(rt, rule, t, d)
 
         rt.deliveries.submit(delivery, run)
 

@@ -34,6 +34,7 @@ from moto.awslambda.utils import get_backend
 from moto.sqs.models import sqs_backends
 
 from ingest_tools.localcloud.features.clock import Clock
+from ingest_tools.localcloud.iam import enforcement as iam
 from ingest_tools.localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -152,6 +153,9 @@ class EventSourceMappings:
         return handled
 
     def _poll(self, esm: Any) -> int:
+        """The mapping reads and deletes with the function's execution role, as Lambda does."""
+        function = get_backend(self.account_id, self.region).get_function(esm.function_arn)
+        caller = iam.role(function.role, function.function_name)
         queue_name = esm.event_source_arn.rsplit(":", 1)[-1]
         queue = sqs_backends[self.account_id][self.region].queues.get(queue_name)
         if queue is not None and not queue.messages:
@@ -160,12 +164,13 @@ class EventSourceMappings:
         if queue_url is None:
             queue_url = self._sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
             self._queue_urls[esm.event_source_arn] = queue_url
-        got = self._sqs.receive_message(
-            QueueUrl=queue_url,
-            MaxNumberOfMessages=min(int(esm.batch_size or 10), 10),
-            AttributeNames=["All"],
-            MessageAttributeNames=["All"],
-        )
+        with iam.acting_as(caller):
+            got = self._sqs.receive_message(
+                QueueUrl=queue_url,
+                MaxNumberOfMessages=min(int(esm.batch_size or 10), 10),
+                AttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            )
         messages = got.get("Messages", [])
         if not messages:
             return 0
@@ -194,17 +199,22 @@ class EventSourceMappings:
                 "error": response.get("FunctionError"),
             }
         )
+        with iam.acting_as(caller):
+            self._settle(queue_url, by_id, failed)
+        return len(messages)
+
+    def _settle(self, queue_url: str, by_id: dict[str, Any], failed: set[str]) -> None:
         for message_id, message in by_id.items():
             if message_id in failed:
                 if not self.clock.scale:  # virtual clock: the visibility timeout has passed
-                    self._sqs.change_message_visibility(
-                        QueueUrl=queue_url,
-                        ReceiptHandle=message["ReceiptHandle"],
-                        VisibilityTimeout=0,
-                    )
+                    with iam.acting_as(None):  # the clock's doing, not a call Lambda makes
+                        self._sqs.change_message_visibility(
+                            QueueUrl=queue_url,
+                            ReceiptHandle=message["ReceiptHandle"],
+                            VisibilityTimeout=0,
+                        )
             else:
                 self._sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
-        return len(messages)
 
     def drain(self, timeout: float = 10.0) -> None:
         """Poll until every mapped queue is empty (TimeoutError after ``timeout``)."""

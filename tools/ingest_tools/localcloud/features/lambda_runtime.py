@@ -45,6 +45,7 @@ from moto.core.exceptions import JsonRESTError
 from moto.stepfunctions.parser.asl.component.state.exec import execute_state
 
 from ingest_tools.localcloud.features.faults import LambdaServiceError, LambdaTimeout
+from ingest_tools.localcloud.iam import enforcement as iam
 from ingest_tools.localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -125,9 +126,12 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         lock, enforce = self.environments[function], self.runtime.enforce_function_timeout
         waits = self.runtime.environment_waits
 
+        caller = iam.role(self.get_function(function).role, function)
+
         def run(event: Any, ctx: Any) -> Any:
             with waits.waiting():
                 lock.acquire()
+            caller_set = iam.CALLER.set(caller)  # its SDK calls: its execution role
             try:
                 started = time.monotonic()
                 # The function's time starts when its environment runs it, not while it waits
@@ -138,6 +142,7 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
                     raise LambdaTimeout()  # ran past the function's Timeout, reported as AWS does
                 return result
             finally:
+                iam.CALLER.reset(caller_set)
                 lock.release()
 
         return run

@@ -36,6 +36,7 @@ from botocore.exceptions import ClientError
 from moto.scheduler.models import scheduler_backends
 
 from ingest_tools.localcloud.features.clock import Clock
+from ingest_tools.localcloud.iam import enforcement as iam
 
 __all__ = ["Invocation", "Schedules", "UnsupportedTargetError", "render_input"]
 
@@ -133,7 +134,8 @@ class Schedules:
             )
             invocation.inputs.append(payload)
             try:
-                invocation.result, body = self._send(target, payload, invocation)
+                with iam.acting_as(iam.role(str(target.get("RoleArn", "")), "scheduler")):
+                    invocation.result, body = self._send(target, payload, invocation)
                 invocation.status = "DELIVERED"
                 return
             except ClientError as exc:
@@ -174,7 +176,8 @@ class Schedules:
         service = arn.split(":")[2]
         if service == "sqs":
             queue = arn.rsplit(":", 1)[-1]
-            url = self._client("sqs").get_queue_url(QueueName=queue)["QueueUrl"]
+            with iam.acting_as(None):  # a lookup of ours, not a call Scheduler makes
+                url = self._client("sqs").get_queue_url(QueueName=queue)["QueueUrl"]
             kwargs: dict[str, Any] = {"QueueUrl": url, "MessageBody": payload}
             group = (target.get("SqsParameters") or {}).get("MessageGroupId")
             if group:
@@ -230,11 +233,17 @@ class Schedules:
             attributes["EXHAUSTED_RETRY_CONDITION"] = exhausted
         sqs = self._client("sqs")
         url = sqs.get_queue_url(QueueName=dlq.rsplit(":", 1)[-1])["QueueUrl"]
-        sqs.send_message(
-            QueueUrl=url,
-            MessageBody=body,
-            MessageAttributes={
-                k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
-            },
-        )
+        try:  # Scheduler writes its DLQ with the schedule's role; refused, the run is lost
+            with iam.acting_as(iam.role(str(schedule.target.get("RoleArn", "")), "scheduler")):
+                sqs.send_message(
+                    QueueUrl=url,
+                    MessageBody=body,
+                    MessageAttributes={
+                        k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
+                    },
+                )
+        except ClientError as exc:
+            invocation.status = "DROPPED"
+            invocation.error_message = f"{invocation.error_message}; DLQ send failed: {exc}"
+            return
         invocation.status = "DEAD_LETTERED"

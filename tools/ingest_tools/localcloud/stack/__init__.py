@@ -33,13 +33,9 @@ machines into the executing Step Functions backend and applies DefinitionSubstit
 Shims (``SHIMS``) for types moto 5.2's CloudFormation does not create (checked against
 ``moto.cloudformation.parsing.get_model_map()``):
 
-* ``AWS::S3::BucketPolicy`` -> PutBucketPolicy. moto enforces ``Principal: "*"`` statements
-  but ignores their ``Condition``, so the usual ``DenyInsecureTransport`` statement would deny
-  every object call. Conditions are evaluated here against the local request context
-  (``LOCAL_REQUEST_CONTEXT``: SDK calls are HTTPS); statements that cannot apply are left out
-  of the policy given to moto (the template's document stays on the shim as ``document``); a
-  condition that cannot be evaluated raises.
-* ``AWS::SQS::QueuePolicy`` -> SetQueueAttributes(Policy) (moto does not enforce it).
+* ``AWS::S3::BucketPolicy`` -> PutBucketPolicy, the document as written (the local cloud's
+  IAM evaluates it, conditions included: iam/enforcement.py).
+* ``AWS::SQS::QueuePolicy`` -> SetQueueAttributes(Policy) (evaluated by the local cloud's IAM).
 * ``AWS::SNS::Subscription`` -> Subscribe (+ subscription attributes).
 * ``AWS::CloudWatch::Alarm`` -> PutMetricAlarm (single-metric alarms).
 
@@ -55,7 +51,6 @@ moto can create), properties (what its models ignore), ssm, shims, deploy.
 from __future__ import annotations
 
 from ingest_tools.localcloud.stack.base import (
-    LOCAL_REQUEST_CONTEXT,
     PUBLIC_LAYER_ACCOUNTS,
     DeployedStack,
     StackDeployError,
@@ -74,7 +69,6 @@ from ingest_tools.localcloud.stack.support import (
 from ingest_tools.localcloud.stack.template import load_template, localize, sam_transform
 
 __all__ = [
-    "LOCAL_REQUEST_CONTEXT",
     "PROPERTY_SUPPORT",
     "PUBLIC_LAYER_ACCOUNTS",
     "SHIMS",

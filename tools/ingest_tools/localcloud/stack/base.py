@@ -11,8 +11,6 @@ LOG = logging.getLogger(__name__)
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
 # Account that publishes the official Powertools for AWS Lambda layers.
 PUBLIC_LAYER_ACCOUNTS = frozenset({"017000801446"})
-# What IAM condition keys evaluate to for requests made through the SDK against moto.
-LOCAL_REQUEST_CONTEXT: dict[str, str] = {"aws:SecureTransport": "true"}
 _UNRESOLVED = re.compile(r"\$\{[A-Za-z0-9_.:]+\}")
 _PARTITION = "aws"
 
@@ -54,6 +52,8 @@ class DeployedStack:
     resources: dict[str, str]  # logical id -> physical id (DescribeStackResources)
     functions: dict[str, str]  # logical id of each function -> physical function name
     environment: dict[str, str] = field(default_factory=dict)  # put into os.environ
+    #: role name -> the ManagedPolicyArns the template attaches (moto's CloudFormation drops them)
+    managed_policies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _previous_environment: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     def restore_environment(self) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from ingest_tools.localcloud.iam.enforcement import IAM_VARIABLE
 from ingest_tools.localcloud.runtime import Runtime
 from ingest_tools.localcloud.stack.base import (
     _UNRESOLVED,
@@ -283,6 +284,8 @@ def deploy(
     resources, types = _physical_resources(cfn, stack_name)
     _check_state_machines(boto3.client("stepfunctions", region_name=region), resources, types)
 
+    managed = _managed_policies(transformed, resources)
+    _check_condition_keys(runtime, managed, region)
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
     environment, previous = _register_handlers(functions, code_dirs, region, runtime.handlers)
     return DeployedStack(
@@ -292,5 +295,41 @@ def deploy(
         resources=resources,
         functions=functions,
         environment=environment,
+        managed_policies=managed,
         _previous_environment=previous,
     )
+
+
+def _check_condition_keys(
+    runtime: Runtime, managed: dict[str, tuple[str, ...]], region: str
+) -> None:
+    """The local cloud's IAM evaluates every policy; a condition key it never supplies (or an
+    operator it lacks) would decide wrongly, so the deploy refuses it by name."""
+    authorizer = runtime.authorizer
+    authorizer.managed.update(managed)
+    if not authorizer.enabled:
+        return
+    unknown = authorizer.unknown_keys(region)
+    if unknown:
+        listed = "; ".join(f"{p}: {', '.join(sorted(k))}" for p, k in sorted(unknown.items()))
+        raise StackDeployError(
+            f"policy conditions the local cloud cannot evaluate: {listed}. It refuses them "
+            f"rather than allow or deny by guess; {IAM_VARIABLE}=off deploys without IAM."
+        )
+
+
+def _managed_policies(
+    transformed: dict[str, Any], resources: dict[str, str]
+) -> dict[str, tuple[str, ...]]:
+    """Role name -> its ManagedPolicyArns (``Fn::Sub`` of the partition resolved)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for logical_id, resource in (transformed.get("Resources") or {}).items():
+        if resource.get("Type") != "AWS::IAM::Role" or logical_id not in resources:
+            continue
+        arns = []
+        for item in (resource.get("Properties") or {}).get("ManagedPolicyArns") or []:
+            arn = item["Fn::Sub"] if isinstance(item, dict) and "Fn::Sub" in item else item
+            if isinstance(arn, str):
+                arns.append(arn.replace("${AWS::Partition}", "aws"))
+        out[resources[logical_id]] = tuple(arns)
+    return out

@@ -15,7 +15,6 @@ from moto.sqs.models import sqs_backends
 
 from ingest_tools.localcloud.stack.base import (
     _PARTITION,
-    LOCAL_REQUEST_CONTEXT,
     PUBLIC_LAYER_ACCOUNTS,
     StackDeployError,
 )
@@ -70,31 +69,6 @@ class _Shim:
         raise NotImplementedError
 
 
-def _matches(actual: str, expected: Any) -> bool:
-    wanted = expected if isinstance(expected, list) else [expected]
-    return any(str(actual).lower() == str(value).lower() for value in wanted)
-
-
-def _condition_applies(condition: dict[str, Any], where: str) -> bool:
-    """Evaluate a policy Condition block against LOCAL_REQUEST_CONTEXT (Bool keys only)."""
-    for operator, block in condition.items():
-        if operator not in ("Bool", "BoolIfExists"):
-            raise StackDeployError(
-                f"{where}: condition operator {operator} is not evaluated locally"
-            )
-        for key, expected in block.items():
-            if key not in LOCAL_REQUEST_CONTEXT:
-                raise StackDeployError(f"{where}: condition key {key} is not known locally")
-            if not _matches(LOCAL_REQUEST_CONTEXT[key], expected):
-                return False
-    return True
-
-
-def _service_principal(statement: dict[str, Any]) -> bool:
-    principal = statement.get("Principal")
-    return isinstance(principal, dict) and set(principal) == {"Service"}
-
-
 class _BucketPolicy(_Shim):
     TYPE = "AWS::S3::BucketPolicy"
     PROPERTIES = frozenset({"Bucket", "PolicyDocument"})
@@ -108,22 +82,10 @@ class _BucketPolicy(_Shim):
         document = props["PolicyDocument"]
         if isinstance(document, str):
             document = json.loads(document)
-        statements = document.get("Statement") or []
-        if isinstance(statements, dict):
-            statements = [statements]
-        effective = []
-        for index, statement in enumerate(statements):
-            where = f"{cls.TYPE} {name} statement {statement.get('Sid', index)}"
-            if "Condition" not in statement or _service_principal(statement):
-                # A service principal's conditions (aws:SourceArn, aws:SourceAccount) are about
-                # that service's own requests, which no local client makes: kept as written.
-                effective.append(statement)
-            elif _condition_applies(statement["Condition"], where):
-                effective.append({k: v for k, v in statement.items() if k != "Condition"})
+        # Stored as written; the local cloud's IAM evaluates it (conditions included) on
+        # every call made by a principal (iam/enforcement.py).
         backend = s3_backends[account_id][_PARTITION]
-        if effective:
-            policy = dict(document, Statement=effective)
-            backend.put_bucket_policy(props["Bucket"], json.dumps(policy).encode())
+        backend.put_bucket_policy(props["Bucket"], json.dumps(document).encode())
         return cls(name, account_id, region, props["Bucket"], document)
 
     def delete(self, account_id: str, region_name: str) -> None:

@@ -1,0 +1,218 @@
+"""What an SDK call asks IAM for: the actions, resources and condition keys AWS authorizes.
+
+``required(service, operation, params, region, account)`` maps one botocore operation and
+its parameters to the :class:`Need` list the Service Authorization Reference gives for it
+(e.g. S3 ``HeadObject`` with a version id needs ``s3:GetObjectVersion`` on the object,
+``CopyObject`` needs ``s3:GetObject`` on the source and ``s3:PutObject`` on the target,
+DynamoDB ``Query`` on an index needs ``dynamodb:Query`` on ``table/T/index/I``). An operation
+not in the tables needs ``<prefix>:<Operation>`` on ``*``: a statement scoped to resources
+then does not match it, so an unmapped call is refused visibly rather than allowed.
+
+``KNOWN_CONDITION_KEYS`` are the keys the local cloud puts in a request's context; a policy
+using any other key is refused at deploy time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlparse
+
+__all__ = ["KNOWN_CONDITION_KEYS", "Need", "arn_of_queue_url", "required"]
+
+#: condition keys the local cloud supplies (global keys, and the service keys below)
+KNOWN_CONDITION_KEYS = frozenset(
+    {
+        "aws:SecureTransport",
+        "aws:SourceArn",
+        "aws:SourceAccount",
+        "aws:SourceOwner",
+        "aws:PrincipalArn",
+        "aws:PrincipalAccount",
+        "aws:PrincipalServiceName",
+        "s3:prefix",
+        "s3:delimiter",
+        "kms:ViaService",
+        "kms:CallerAccount",
+    }
+)
+# botocore signing name -> IAM action prefix, where they differ
+_PREFIX = {"monitoring": "cloudwatch", "email": "ses"}
+
+
+@dataclass(frozen=True)
+class Need:
+    action: str
+    resource: str
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+def arn_of_queue_url(url: str, region: str, account: str) -> str:
+    path = urlparse(url).path.strip("/").split("/")
+    owner, name = (path[0], path[1]) if len(path) >= 2 else (account, path[-1])
+    return f"arn:aws:sqs:{region}:{owner}:{name}"
+
+
+def _s3(operation: str, params: Mapping[str, Any]) -> list[Need]:  # noqa: PLR0911 - a table
+    bucket = str(params.get("Bucket", ""))
+    bucket_arn = f"arn:aws:s3:::{bucket}"
+    key = params.get("Key")
+    obj = f"{bucket_arn}/{key}" if key is not None else bucket_arn
+    versioned = bool(params.get("VersionId"))
+    listing = {"s3:prefix": params.get("Prefix", ""), "s3:delimiter": params.get("Delimiter")}
+    listing = {k: v for k, v in listing.items() if v is not None}
+    simple = {
+        "GetObject": "s3:GetObjectVersion" if versioned else "s3:GetObject",
+        "HeadObject": "s3:GetObjectVersion" if versioned else "s3:GetObject",
+        "GetObjectAttributes": "s3:GetObjectVersionAttributes"
+        if versioned
+        else "s3:GetObjectAttributes",
+        "GetObjectTagging": "s3:GetObjectVersionTagging" if versioned else "s3:GetObjectTagging",
+        "PutObjectTagging": "s3:PutObjectVersionTagging" if versioned else "s3:PutObjectTagging",
+        "DeleteObject": "s3:DeleteObjectVersion" if versioned else "s3:DeleteObject",
+        "PutObject": "s3:PutObject",
+        "CreateMultipartUpload": "s3:PutObject",
+        "UploadPart": "s3:PutObject",
+        "CompleteMultipartUpload": "s3:PutObject",
+        "AbortMultipartUpload": "s3:AbortMultipartUpload",
+        "ListParts": "s3:ListMultipartUploadParts",
+    }
+    if operation in simple:
+        return [Need(simple[operation], obj)]
+    if operation in ("CopyObject", "UploadPartCopy"):
+        return [Need("s3:PutObject", obj), _copy_source(params.get("CopySource"))]
+    if operation in ("ListObjects", "ListObjectsV2", "HeadBucket"):
+        return [Need("s3:ListBucket", bucket_arn, listing)]
+    if operation == "ListObjectVersions":
+        return [Need("s3:ListBucketVersions", bucket_arn, listing)]
+    if operation == "ListMultipartUploads":
+        return [Need("s3:ListBucketMultipartUploads", bucket_arn, listing)]
+    if operation == "DeleteObjects":
+        objects = (params.get("Delete") or {}).get("Objects") or []
+        return [
+            Need(
+                "s3:DeleteObjectVersion" if o.get("VersionId") else "s3:DeleteObject",
+                f"{bucket_arn}/{o.get('Key')}",
+            )
+            for o in objects
+        ]
+    if operation == "ListBuckets":
+        return [Need("s3:ListAllMyBuckets", "*")]
+    # bucket configuration: GetBucketVersioning -> s3:GetBucketVersioning on the bucket
+    return [Need(f"s3:{operation}", obj if key is not None else bucket_arn)]
+
+
+def _copy_source(source: Any) -> Need:
+    if isinstance(source, Mapping):
+        bucket, key, version = source.get("Bucket"), source.get("Key"), source.get("VersionId")
+    else:
+        text = str(source or "").lstrip("/")
+        path, _, query = text.partition("?")
+        bucket, _, key = unquote(path).partition("/")
+        version = next(iter(parse_qs(query).get("versionId") or []), None)
+    action = "s3:GetObjectVersion" if version else "s3:GetObject"
+    return Need(action, f"arn:aws:s3:::{bucket}/{key}")
+
+
+def _dynamodb(operation: str, params: Mapping[str, Any], region: str, account: str) -> list[Need]:
+    def table(name: Any) -> str:
+        name = str(name)
+        return (
+            name if name.startswith("arn:") else f"arn:aws:dynamodb:{region}:{account}:table/{name}"
+        )
+
+    if operation in ("BatchGetItem", "BatchWriteItem"):
+        names = params.get("RequestItems") or {}
+        return [Need(f"dynamodb:{operation}", table(name)) for name in names]
+    if operation in ("TransactWriteItems", "TransactGetItems"):
+        verbs = {
+            "Put": "PutItem",
+            "Update": "UpdateItem",
+            "Delete": "DeleteItem",
+            "ConditionCheck": "ConditionCheckItem",
+            "Get": "GetItem",
+        }
+        needs = []
+        for item in params.get("TransactItems") or []:
+            for kind, body in item.items():
+                needs.append(Need(f"dynamodb:{verbs[kind]}", table(body.get("TableName"))))
+        return needs
+    resource = table(params.get("TableName", "*"))
+    if params.get("IndexName"):
+        resource = f"{resource}/index/{params['IndexName']}"
+    return [Need(f"dynamodb:{operation}", resource)]
+
+
+def _arn_param(params: Mapping[str, Any], *names: str) -> str:
+    for name in names:
+        value = params.get(name)
+        if value:
+            return str(value)
+    return "*"
+
+
+def _function_arn(name: str, qualifier: Any, region: str, account: str) -> str:
+    """Invoke's FunctionName: a name, ``name:qualifier``, a partial ARN
+    (``123456789012:function:name[:qualifier]``) or an ARN; the ARN IAM checks."""
+    if not name.startswith("arn:"):
+        parts = name.split(":")
+        if parts[0].isdigit() and len(parts) >= 3:  # partial ARN
+            name, qualifier = parts[2], qualifier or (parts[3] if len(parts) > 3 else None)
+        else:
+            name, qualifier = parts[0], qualifier or (parts[1] if len(parts) > 1 else None)
+        name = f"arn:aws:lambda:{region}:{account}:function:{name}"
+    return f"{name}:{qualifier}" if qualifier and name.count(":") == 6 else name
+
+
+def required(  # noqa: PLR0911 - one branch per service
+    signing_name: str, operation: str, params: Mapping[str, Any], region: str, account: str
+) -> list[Need]:
+    """The authorizations AWS checks for ``operation`` of the service ``signing_name``."""
+    prefix = _PREFIX.get(signing_name, signing_name)
+    if prefix == "s3":
+        return _s3(operation, params)
+    if prefix == "dynamodb":
+        return _dynamodb(operation, params, region, account)
+    if prefix == "sqs":
+        action = f"sqs:{operation.removesuffix('Batch')}"
+        if operation == "GetQueueUrl":
+            owner = params.get("QueueOwnerAWSAccountId") or account
+            return [Need(action, f"arn:aws:sqs:{region}:{owner}:{params.get('QueueName')}")]
+        url = params.get("QueueUrl")
+        return [Need(action, arn_of_queue_url(str(url), region, account) if url else "*")]
+    if prefix == "sns":
+        action = "sns:Publish" if operation == "PublishBatch" else f"sns:{operation}"
+        return [Need(action, _arn_param(params, "TopicArn", "TargetArn", "ResourceArn"))]
+    if prefix == "states":
+        arn = _arn_param(params, "stateMachineArn", "executionArn", "mapRunArn", "resourceArn")
+        return [Need(f"states:{operation}", arn.split("#", 1)[0])]
+    if prefix == "lambda":
+        action = (
+            "lambda:InvokeFunction"
+            if operation in ("Invoke", "InvokeAsync")
+            else f"lambda:{operation}"
+        )
+        name = params.get("FunctionName")
+        resource = (
+            _function_arn(str(name), params.get("Qualifier"), region, account) if name else "*"
+        )
+        return [Need(action, resource)]
+    if prefix == "kms":
+        key = str(params.get("KeyId", "*"))
+        if not key.startswith("arn:") and key != "*":
+            name = key if key.startswith("alias/") else f"key/{key}"
+            key = f"arn:aws:kms:{region}:{account}:{name}"
+        return [Need(f"kms:{operation}", key)]
+    if prefix == "events" and operation == "PutEvents":
+        buses = {str(e.get("EventBusName") or "default") for e in params.get("Entries") or []}
+        return [
+            Need(
+                "events:PutEvents",
+                b if b.startswith("arn:") else f"arn:aws:events:{region}:{account}:event-bus/{b}",
+            )
+            for b in sorted(buses)
+        ]
+    if prefix == "sts" and operation == "GetCallerIdentity":
+        return []  # needs no permission
+    return [Need(f"{prefix}:{operation}", "*")]
