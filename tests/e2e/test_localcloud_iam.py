@@ -214,16 +214,26 @@ def test_a_tls_only_bucket_accepts_https_writes(p: Pipeline) -> None:
     assert p.read("elsewhere/https.csv") == GOOD
 
 
-def test_plain_http_is_refused_by_the_tls_only_policy(p: Pipeline) -> None:
-    """Over plain HTTP, aws:SecureTransport is false: DenyInsecureTransport refuses even the
-    administrator, with S3's explicit-deny message."""
-    plain = boto3.client("s3", use_ssl=False)
-    with pytest.raises(ClientError) as refused:
-        plain.put_object(Bucket=p.bucket, Key="elsewhere/plain.csv", Body=GOOD)
-    error = refused.value.response["Error"]
-    assert error["Code"] == "AccessDenied"
-    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
-    assert error["Message"].endswith("with an explicit deny in a resource-based policy")
+def test_plain_http_is_refused_by_every_tls_only_policy(p: Pipeline) -> None:
+    """Over plain HTTP, aws:SecureTransport is false: each bucket's and queue's
+    DenyInsecureTransport refuses even the administrator, with the explicit-deny message."""
+    s3, sqs = boto3.client("s3", use_ssl=False), boto3.client("sqs", use_ssl=False)
+    calls = {
+        bucket: lambda b=p.stack.resources[bucket]: s3.put_object(Bucket=b, Key="k", Body=b"x")
+        for bucket in ("IngestBucket", "AccessLogsBucket")
+    }
+    for queue in ("EventDeliveryDLQ", "ReconcileQueue", "ReconcileDLQ", "ReconcileScheduleDLQ"):
+        url = p.stack.resources[queue]
+        calls[queue] = lambda u=url: sqs.send_message(QueueUrl=u, MessageBody="x")
+    for name, call in calls.items():
+        with pytest.raises(ClientError) as refused:
+            call()
+        error = refused.value.response["Error"]
+        assert (error["Code"], refused.value.response["ResponseMetadata"]["HTTPStatusCode"]) == (
+            "AccessDenied",
+            403,
+        ), name
+        assert error["Message"].endswith("with an explicit deny in a resource-based policy"), name
 
 
 def test_a_handlers_threads_act_as_its_role(p: Pipeline) -> None:
@@ -256,3 +266,34 @@ def test_iam_off_runs_the_template_without_its_grants(deploy: Callable[..., Pipe
     _, run = p.ingest("incoming/orders/unchecked.csv", GOOD)
     assert run.status == "SUCCEEDED"
     assert p.cloud.runtime.authorizer.decisions == []
+
+
+def test_a_rule_whose_role_cannot_start_the_workflow_dead_letters_no_permissions(
+    p: Pipeline,
+) -> None:
+    """The rule target's role loses states:StartExecution (its only policy deleted): the
+    delivery fails with NO_PERMISSIONS, is not retried, and waits in the rule's DLQ with the
+    attributes EventBridge sets."""
+    iam = boto3.client("iam")
+    role = p.stack.resources["PipelineStateMachineObjectCreatedRole"]
+    for name in iam.list_role_policies(RoleName=role)["PolicyNames"]:
+        iam.delete_role_policy(RoleName=role, PolicyName=name)
+
+    p.put("incoming/orders/not-started.csv", GOOD)
+    delivery = p.delivery("incoming/orders/not-started.csv")
+
+    assert (delivery.status, delivery.error_code, delivery.attempts) == (
+        "DEAD_LETTERED",
+        "NO_PERMISSIONS",
+        1,
+    )
+    [message] = boto3.client("sqs").receive_message(
+        QueueUrl=p.stack.outputs["EventDeliveryDLQUrl"], MessageAttributeNames=["All"]
+    )["Messages"]
+    attributes = {k: v["StringValue"] for k, v in message["MessageAttributes"].items()}
+    assert attributes["ERROR_CODE"] == "NO_PERMISSIONS"
+    assert f"assumed-role/{role}/" in attributes["ERROR_MESSAGE"]
+    assert "states:StartExecution" in attributes["ERROR_MESSAGE"]
+    assert (
+        json.loads(message["Body"])["detail"]["object"]["key"] == "incoming/orders/not-started.csv"
+    )

@@ -54,6 +54,9 @@ def _local_up(args: argparse.Namespace) -> int:
         print(
             f"local cloud listening on {server.url} (admin API: {server.url}/_localcloud/); "
             "Ctrl-C stops it.\n"
+            f"  IAM: {'enforced for the stack' if cloud.iam else 'off'}"
+            " (the stack's functions, workflows, rules and schedules call with their roles;"
+            " clients of this endpoint are the administrator)\n"
             f"  aws --endpoint-url {server.url} s3 cp FILE "
             f"s3://{described['outputs']['IngestBucketName']}/incoming/orders/FILE",
             file=sys.stderr,

@@ -30,7 +30,7 @@ from ingest_tools.localcloud.iam.actions import Need
 from ingest_tools.localcloud.iam.enforcement import ADMINISTRATOR, Authorizer
 from ingest_tools.localcloud.iam.policy import Policy, Principal, Request, evaluate
 
-__all__ = ["LOG_VARIABLE", "merge", "render", "unused", "usage", "write"]
+__all__ = ["LOG_VARIABLE", "denials", "merge", "refused", "render", "unused", "usage", "write"]
 
 LOG_VARIABLE = "LOCALCLOUD_IAM_LOG"
 
@@ -116,11 +116,30 @@ def usage(authorizer: Authorizer, resources: dict[str, str], region: str) -> dic
     return out
 
 
+def denials(authorizer: Authorizer, resources: dict[str, str]) -> list[str]:
+    """The calls refused to the stack's principals, as ``<Logical principal> <action>``
+    (a principal the stack did not create, such as a test's own role, is left out)."""
+    names = _physical_names(resources)
+    out = set()
+    for decision in authorizer.decisions:
+        principal = decision["principal"]
+        logical = (
+            names.get(principal.rsplit("/", 1)[-1]) if principal.startswith("arn:") else principal
+        )
+        if not decision["allowed"] and logical:
+            out.add(f"{logical} {decision['action']}")
+    return sorted(out)
+
+
 def write(authorizer: Authorizer, resources: dict[str, str], region: str, template: Path) -> Path:
     directory = Path(os.environ[LOG_VARIABLE])
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
-    record = {"template": str(template), "statements": usage(authorizer, resources, region)}
+    record = {
+        "template": str(template),
+        "statements": usage(authorizer, resources, region),
+        "denied": denials(authorizer, resources),
+    }
     path.write_text(json.dumps(record, indent=1, sort_keys=True))
     return path
 
@@ -138,6 +157,16 @@ def merge(directory: Path, template: Path | None = None) -> dict[str, dict[str, 
             into["needed"] = into["needed"] or entry["needed"]
             into["calls"] += entry["calls"]
     return merged
+
+
+def refused(directory: Path, template: Path) -> list[str]:
+    """Every call refused to the stack's principals in the runs of ``template``."""
+    out: set[str] = set()
+    for path in sorted(Path(directory).glob("*.json")):
+        record = json.loads(path.read_text())
+        if Path(record["template"]).resolve() == template.resolve():
+            out.update(record.get("denied", []))
+    return sorted(out)
 
 
 def justifications(template: dict[str, Any]) -> dict[tuple[str, str], str]:
