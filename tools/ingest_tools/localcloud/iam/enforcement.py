@@ -38,6 +38,7 @@ Every decision is kept (``Authorizer.decisions``) for the least-privilege report
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -80,6 +81,12 @@ _ADMINISTRATOR_ACCESS = parse_policy(
     "aws-managed/AdministratorAccess",
     {"Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]},
 )
+
+
+@functools.cache
+def _aws_managed_documents() -> dict[str, Any]:
+    """moto's copy of the AWS managed policies (1.5 MB of JSON: parsed once per process)."""
+    return dict(json.loads(aws_managed_policies_data))
 
 
 def iam_enabled() -> bool:
@@ -181,19 +188,28 @@ class Authorizer:
         self.managed: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
         self._seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-        self._managed_documents: dict[str, Any] | None = None
         self._parsed: dict[tuple[str, str], Policy] = {}
+        self._identity: dict[str, tuple[Any, list[Policy]]] = {}
+        self._objects: dict[str, tuple[Any, int, Policy]] = {}
 
     # --- policies ---------------------------------------------------------------------
     def _parse(self, policy_id: str, document: Any) -> Policy:
-        """``parse_policy``, once per (id, text): policies are read again on every call, so
-        a change (PutBucketPolicy, PutRolePolicy, ...) applies at once."""
-        text = document if isinstance(document, str) else json.dumps(document, sort_keys=True)
-        key = (policy_id, text)
-        policy = self._parsed.get(key)
-        if policy is None:
-            policy = self._parsed[key] = parse_policy(policy_id, text)
-        return policy
+        """``parse_policy``, once per document: policies are read again on every call, so a
+        change (PutBucketPolicy, PutRolePolicy, ...) applies at once. A parsed document (an
+        SNS topic's, changed in place by AddPermission) is known by identity and size."""
+        if not isinstance(document, str):  # a document, or a list of statements
+            statements = document if isinstance(document, list) else document.get("Statement")
+            seen = self._objects.get(policy_id)
+            size = len(statements or ())
+            if seen is not None and seen[0] is document and seen[1] == size:
+                return seen[2]
+            policy = parse_policy(policy_id, {"Statement": statements or []})
+            self._objects[policy_id] = (document, size, policy)
+            return policy
+        parsed = self._parsed.get((policy_id, document))
+        if parsed is None:
+            parsed = self._parsed[(policy_id, document)] = parse_policy(policy_id, document)
+        return parsed
 
     @property
     def administrator(self) -> Caller:
@@ -212,6 +228,16 @@ class Authorizer:
         found = next((r for r in backend.roles.values() if r.name == name), None)
         if found is None:
             return []
+        # The same documents as last time (moto replaces a document to change it): reuse.
+        signature = (
+            id(found),
+            tuple(map(id, found.policies.values())),
+            tuple(found.managed_policies),
+            self.managed.get(name, ()),
+        )
+        cached = self._identity.get(role_arn)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
         policies = [self._parse(f"role/{name}/{p}", doc) for p, doc in found.policies.items()]
         for arn, managed in found.managed_policies.items():
             policies.append(self._parse(f"managed/{arn.rsplit('/', 1)[-1]}", managed.document))
@@ -219,12 +245,11 @@ class Authorizer:
             document = self._aws_managed(arn)
             if document is not None:
                 policies.append(self._parse(f"aws-managed/{arn.rsplit('/', 1)[-1]}", document))
+        self._identity[role_arn] = (signature, policies)
         return policies
 
     def _aws_managed(self, arn: str) -> Any:
-        if self._managed_documents is None:
-            self._managed_documents = json.loads(aws_managed_policies_data)
-        entry = self._managed_documents.get(arn.rsplit("/", 1)[-1])
+        entry = _aws_managed_documents().get(arn.rsplit("/", 1)[-1])
         return entry["Document"] if entry else None
 
     def resource_policy(  # noqa: PLR0911 - one branch per service
@@ -268,11 +293,7 @@ class Authorizer:
                 name = parts[5].split(":")[1] if ":" in parts[5] else parts[5]
                 fn = get_backend(self.account, region).get_function(name)
                 statements = fn.policy.statements if fn.policy else []
-                return (
-                    self._parse(f"function/{name}", {"Statement": statements})
-                    if statements
-                    else None
-                ), False
+                return (self._parse(f"function/{name}", statements) if statements else None), False
             if svc == "kms":
                 key = self._kms_key(parts[5], region)
                 return (self._parse(f"key/{key.id}", key.policy) if key else None), True
@@ -321,7 +342,7 @@ class Authorizer:
             str(request.principal),
             request.action,
             request.resource,
-            json.dumps(context, default=str),
+            tuple((k, str(v)) for k, v in context.items()),
         )
         with self._lock:
             entry = self._seen.get(key)

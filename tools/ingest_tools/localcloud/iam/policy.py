@@ -93,8 +93,19 @@ class Statement:
     principals: tuple[str, ...] = ()  # "*", AWS ARNs, "service:<name>" (resource policies)
     condition: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
+    @functools.cached_property
+    def _exact_actions(self) -> frozenset[str]:
+        return frozenset(a.lower() for a in self.actions if "*" not in a and "?" not in a)
+
+    @functools.cached_property
+    def _wild_actions(self) -> tuple[str, ...]:
+        return tuple(a for a in self.actions if "*" in a or "?" in a)
+
     def applies(self, request: Request, *, resource_policy: bool) -> bool:
-        if self.actions and not _any_match(self.actions, request.action, ignore_case=True):
+        if self.actions and not (
+            request.action.lower() in self._exact_actions
+            or _any_match(self._wild_actions, request.action, ignore_case=True)
+        ):
             return False
         if self.not_actions and _any_match(self.not_actions, request.action, ignore_case=True):
             return False
