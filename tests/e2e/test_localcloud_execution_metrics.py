@@ -68,6 +68,19 @@ Logging:
   Destinations:
     - CloudWatchLogsLogGroup:
         LogGroupArn: !GetAtt ExpressLogs.Arn
+Policies: # what Step Functions needs to set up the log delivery, as on AWS
+  - Statement:
+      - Effect: Allow
+        Action:
+          - logs:CreateLogDelivery
+          - logs:GetLogDelivery
+          - logs:UpdateLogDelivery
+          - logs:DeleteLogDelivery
+          - logs:ListLogDeliveries
+          - logs:PutResourcePolicy
+          - logs:DescribeResourcePolicies
+          - logs:DescribeLogGroups
+        Resource: "*"
 """
 EXPRESS = _machine("EXPRESS", textwrap.indent(EXPRESS_LOGGING, "  "))
 

@@ -47,6 +47,19 @@ def _machine(machine_type: str, group: str, level: str, data: bool) -> str:
         IncludeExecutionData: {str(data).lower()}
         Destinations:
           - CloudWatchLogsLogGroup: {{LogGroupArn: !GetAtt {group}.Arn}}
+      Policies: # what Step Functions needs to set up the log delivery, as on AWS
+        - Statement:
+            - Effect: Allow
+              Action:
+                - logs:CreateLogDelivery
+                - logs:GetLogDelivery
+                - logs:UpdateLogDelivery
+                - logs:DeleteLogDelivery
+                - logs:ListLogDeliveries
+                - logs:PutResourcePolicy
+                - logs:DescribeResourcePolicies
+                - logs:DescribeLogGroups
+              Resource: "*"
       Definition:
         StartAt: Prepare
         States:

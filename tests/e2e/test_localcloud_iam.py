@@ -22,6 +22,7 @@ from moto.cloudwatch.models import cloudwatch_backends
 
 from ingest_tools.localcloud.cloud import LocalCloud
 from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.localcloud.stack import StackDeployError
 from tests.support import sample_file, template_copy
 
 pytestmark = pytest.mark.e2e
@@ -296,4 +297,18 @@ def test_a_rule_whose_role_cannot_start_the_workflow_dead_letters_no_permissions
     assert "states:StartExecution" in attributes["ERROR_MESSAGE"]
     assert (
         json.loads(message["Body"])["detail"]["object"]["key"] == "incoming/orders/not-started.csv"
+    )
+
+
+def test_a_workflow_whose_role_cannot_deliver_its_logs_is_not_created(tmp_path: Path) -> None:
+    """DeliverExecutionLogs removed: Step Functions cannot set up the state machine's log
+    delivery with its role, so the stack fails to create, as CloudFormation reports it."""
+    template = template_copy(tmp_path, without_sid("PipelineStateMachine", "DeliverExecutionLogs"))
+    with pytest.raises(StackDeployError) as failed:
+        LocalCloud(template).start()
+    assert "PipelineStateMachine (AWS::StepFunctions::StateMachine) CREATE_FAILED" in str(
+        failed.value
+    )
+    assert "The state machine IAM Role is not authorized to access the Log Destination" in str(
+        failed.value
     )

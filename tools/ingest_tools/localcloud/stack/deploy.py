@@ -18,6 +18,8 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
+from ingest_tools.localcloud.iam import enforcement as iam
+from ingest_tools.localcloud.iam.actions import Need
 from ingest_tools.localcloud.iam.enforcement import IAM_VARIABLE
 from ingest_tools.localcloud.runtime import Runtime
 from ingest_tools.localcloud.stack.base import (
@@ -286,6 +288,7 @@ def deploy(
 
     managed = _managed_policies(transformed, resources)
     _check_condition_keys(runtime, managed, region)
+    _check_log_delivery(runtime, resources, types, region)
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
     environment, previous = _register_handlers(functions, code_dirs, region, runtime.handlers)
     return DeployedStack(
@@ -316,6 +319,43 @@ def _check_condition_keys(
             f"policy conditions the local cloud cannot evaluate: {listed}. It refuses them "
             f"rather than allow or deny by guess; {IAM_VARIABLE}=off deploys without IAM."
         )
+
+
+# What Step Functions does with the state machine's role when it is created with a CloudWatch
+# Logs destination (CloudWatch Logs User Guide, "Enabling logging from AWS services": the
+# log delivery, and the log group's resource policy).
+LOG_DELIVERY_ACTIONS = (
+    "logs:CreateLogDelivery",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
+)
+
+
+def _check_log_delivery(
+    runtime: Runtime, resources: dict[str, str], types: dict[str, str], region: str
+) -> None:
+    """A state machine with a log destination whose role may not set up the delivery fails to
+    create, as CloudFormation reports it on AWS."""
+    if not runtime.authorizer.enabled:
+        return
+    sfn = boto3.client("stepfunctions", region_name=region)
+    for logical_id, kind in sorted(types.items()):
+        if kind != "AWS::StepFunctions::StateMachine":
+            continue
+        described = sfn.describe_state_machine(stateMachineArn=resources[logical_id])
+        if not (described.get("loggingConfiguration") or {}).get("destinations"):
+            continue
+        caller = iam.role(described["roleArn"], "states")
+        for action in LOG_DELIVERY_ACTIONS:
+            if not runtime.authorizer.check(caller, Need(action, "*"), region, True).allowed:
+                raise StackDeployError(
+                    f"{logical_id} (AWS::StepFunctions::StateMachine) CREATE_FAILED: Resource "
+                    'handler returned message: "The state machine IAM Role is not authorized '
+                    "to access the Log Destination (Service: AWSStepFunctions; Status Code: "
+                    '400; Error Code: AccessDeniedException)" (its role may not '
+                    f"{action})"
+                )
 
 
 def _managed_policies(
