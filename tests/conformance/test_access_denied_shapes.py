@@ -619,3 +619,24 @@ def test_a_kms_call_by_alias_is_authorized_on_its_key(aws: Authorizer) -> None:
     assert (
         aws.authorize(caller, "kms", "GenerateDataKey", params, region=REGION, secure=True) is None
     )
+
+
+def test_a_deleted_key_without_list_bucket_is_access_denied_not_no_such_key(
+    aws: Authorizer,
+) -> None:
+    """S3 answers 403 for a missing key (here: its current version is a delete marker) when
+    the caller may not s3:ListBucket, and lets NoSuchKey through when it may."""
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket="gone")
+    s3.put_bucket_versioning(Bucket="gone", VersioningConfiguration={"Status": "Enabled"})
+    s3.put_object(Bucket="gone", Key="incoming/a.csv", Body=b"x")
+    s3.delete_object(Bucket="gone", Key="incoming/a.csv")
+    read = {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::gone/*"}
+    listing = {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::gone"}
+    params = {"Bucket": "gone", "Key": "incoming/a.csv"}
+
+    code, status, message = _denied(aws, _role("ReadOnly", read), "s3", "GetObject", **params)
+    assert (code, status) == ("AccessDenied", 403)
+    assert "s3:ListBucket" in message
+    both = _role("ReadAndList", read, listing)
+    assert aws.authorize(both, "s3", "GetObject", params, region=REGION, secure=True) is None

@@ -455,7 +455,8 @@ class Authorizer:
             wanted = params.get("VersionId")
             found = [v for v in versions if not wanted or str(v.version_id) == str(wanted)]
             obj = found[-1] if found else None
-            key_id = obj.kms_key_id if obj is not None and obj.encryption == "aws:kms" else None
+            encrypted = getattr(obj, "encryption", None) == "aws:kms"  # not a delete marker
+            key_id = obj.kms_key_id if obj is not None and encrypted else None
             action = "kms:Decrypt"
         elif operation in ("PutObject", "CreateMultipartUpload", "CopyObject"):
             key_id, action = params.get("SSEKMSKeyId"), "kms:GenerateDataKey"
@@ -508,9 +509,15 @@ class Authorizer:
         bucket = s3_backends[self.account]["aws"].buckets.get(str(params.get("Bucket")))
         if bucket is None:
             return None
+        from moto.s3.models import FakeDeleteMarker
+
         versions = bucket.keys.getlist(str(params.get("Key")), [])
         wanted = params.get("VersionId")
-        if versions and (not wanted or any(str(v.version_id) == str(wanted) for v in versions)):
+        if wanted:
+            present = any(str(v.version_id) == str(wanted) for v in versions)
+        else:  # the current version: a delete marker reads as a missing key
+            present = bool(versions) and not isinstance(versions[-1], FakeDeleteMarker)
+        if present:
             return None
         need = Need(
             "s3:ListBucket", f"arn:aws:s3:::{bucket.name}", {"s3:prefix": str(params.get("Key"))}
