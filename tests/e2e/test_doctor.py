@@ -274,46 +274,143 @@ def test_bucket_notifications_off_fail(
     assert '{"EventBridgeConfiguration": {}}' in failed["action"]
 
 
-def test_a_dead_letter_warns_fails_after_an_hour_and_strict_fails_on_it(
-    p: Pipeline, outputs: Path, undo: Undo, capsys: pytest.CaptureFixture[str]
+def dead_letter(p: Pipeline, queue: str, undo: Undo) -> str:
+    """Put one dead letter in ``queue`` the way AWS would; returns the error code that
+    ``ingestctl inspect`` reports for it."""
+    if queue == "EventDeliveryDLQ":
+        # A NO_PERMISSIONS delivery failure skips the rule's retries: EventBridge puts the
+        # event in the rule's DLQ with RULE_ARN, ERROR_CODE, ... attributes.
+        p.cloud.faults.fail_delivery("NO_PERMISSIONS")
+        p.put("incoming/orders/denied.csv", GOOD)
+        p.cloud.settle()
+        return "NO_PERMISSIONS"
+    if queue == "ReconcileScheduleDLQ":
+        # ReconcileQueue's policy refuses the schedule's role (an explicit Deny, which IAM
+        # cannot override): Scheduler does not retry AccessDenied and puts the run in the
+        # schedule's DLQ with ERROR_CODE, SCHEDULE_ARN, ... attributes.
+        assert p.cloud.schedules is not None
+        url = p.stack.outputs["ReconcileQueueUrl"]
+        arn = queue_arn(p, url)
+        group, name = p.stack.outputs["ReconcileScheduleArn"].split(":schedule/")[1].split("/")
+        role = boto3.client("scheduler", region_name=REGION).get_schedule(
+            Name=name, GroupName=group
+        )["Target"]["RoleArn"]
+        before = p.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])
+        policy = json.loads(before["Attributes"]["Policy"])
+        undo.append(
+            lambda: p.sqs.set_queue_attributes(QueueUrl=url, Attributes=before["Attributes"])
+        )
+        deny = {"Sid": "DenyTheSchedule", "Effect": "Deny", "Principal": {"AWS": role},
+                "Action": "sqs:SendMessage", "Resource": arn}  # fmt: skip
+        policy["Statement"].append(deny)
+        p.sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": json.dumps(policy)})
+        (fired,) = p.cloud.schedules.fire(p.reconcile_schedule)
+        assert fired.status != "DELIVERED"
+        return "AccessDenied"
+    # ReconcileDLQ: ReconcileFunction rejects a run message it cannot read on every receive;
+    # ReconcileQueue's redrive policy moves it after maxReceiveCount. SQS adds no error code.
+    assert queue == "ReconcileDLQ" and p.cloud.mappings is not None
+    body = {"run": {"scheduleArn": p.stack.outputs["ReconcileScheduleArn"]}}
+    p.sqs.send_message(QueueUrl=p.stack.outputs["ReconcileQueueUrl"], MessageBody=json.dumps(body))
+    p.cloud.mappings.drain()
+    return "unknown"
+
+
+@pytest.mark.parametrize("queue", ["EventDeliveryDLQ", "ReconcileDLQ", "ReconcileScheduleDLQ"])
+def test_a_dead_letter_fails_at_once_and_is_left_in_its_queue(
+    queue: str, p: Pipeline, outputs: Path, undo: Undo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # EventBridge dead-letters the event the way AWS does: a NO_PERMISSIONS delivery
-    # failure skips the retries and puts it in the rule's DLQ with its attributes.
-    dlq = p.stack.outputs["EventDeliveryDLQUrl"]
-    undo.append(lambda: p.sqs.purge_queue(QueueUrl=dlq))
-    p.cloud.faults.fail_delivery("NO_PERMISSIONS")
-    p.put("incoming/orders/denied.csv", GOOD)
-    p.cloud.settle()
+    url = p.stack.outputs[f"{queue}Url"]
+    undo.append(lambda: p.sqs.purge_queue(QueueUrl=url))
+    code = dead_letter(p, queue, undo)
+    name = f"dead-letters:{queue}"
 
-    code, report = doctor(outputs, capsys)
+    exit_code, report = doctor(outputs, capsys)
 
-    assert code == 0 and report["ok"]  # a WARN alone does not fail
-    assert_only(report, {"dead-letters:EventDeliveryDLQ": "WARN"})
-    warned = check(report, "dead-letters:EventDeliveryDLQ")
-    assert warned["detail"].startswith("1 message in EventDeliveryDLQ; oldest ")
-    assert warned["detail"].endswith("by error code: NO_PERMISSIONS 1")
-    assert warned["data"]["byErrorCode"] == {"NO_PERMISSIONS": 1}
-    assert warned["data"]["approximateMessages"] == 1
-    assert 0 <= warned["data"]["oldestAgeSeconds"] < 300
-    assert warned["action"].startswith(
-        f"ingestctl inspect EventDeliveryDLQ --outputs {outputs}, fix the cause, then "
-        f"ingestctl redrive EventDeliveryDLQ --outputs {outputs}"
+    assert exit_code == 1 and report["exitCode"] == 1 and not report["ok"]
+    assert_only(report, {name: "FAIL"})
+    failed = check(report, name)
+    assert failed["detail"].startswith(f"1 message in {queue}; oldest ")
+    assert f"by error code: {code} 1" in failed["detail"]
+    assert failed["data"]["byErrorCode"] == {code: 1}
+    assert failed["data"]["approximateMessages"] == 1
+    assert 0 <= failed["data"]["oldestAgeSeconds"] < 300
+    redrive = f"ingestctl redrive {queue} --outputs {outputs}"
+    assert failed["data"]["redrive"] == redrive
+    assert failed["action"].startswith(
+        f"ingestctl inspect {queue} --outputs {outputs}, fix the cause, then {redrive}"
     )
-    assert (
-        "(redrive refuses 1 of them until the cause is fixed, or with --force)"
-        in (warned["action"])
-    )
+    if queue == "EventDeliveryDLQ":
+        assert failed["detail"].endswith("; by error code: NO_PERMISSIONS 1")
+        assert failed["action"].endswith(
+            "(redrive refuses 1 of them until the cause is fixed, or with --force)"
+        )
+    if queue == "ReconcileDLQ":
+        assert "1 moved by the source queue's redrive policy" in failed["detail"]
 
-    strict_code, strict = doctor(outputs, capsys, "--strict")
-    assert strict_code == 1 and strict["exitCode"] == 1 and not strict["ok"]
+    # The text verdict: the FAIL line, then the summary; exit 1.
+    assert cli.main(["doctor", "--outputs", str(outputs)]) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("{")]
+    (line,) = [line for line in lines if line.split()[1:2] == [name]]
+    assert line.startswith(f"FAIL  {name}")
+    assert f"1 message in {queue}; oldest " in line and f"by error code: {code} 1" in line
+    assert line.endswith(f" \u2014 {failed['action']}")  # the same action, redrive included
+    summary = f"stack ingest-local: {len(EVERY_CHECK) - 1} PASS, 0 WARN, 1 FAIL: needs attention"
+    assert lines[-1] == summary
 
-    later = run(context(p, datetime.now(UTC) + timedelta(hours=2)))  # nobody acted on it
-    (aged,) = [c for c in later.checks if c.name == "dead-letters:EventDeliveryDLQ"]
+    # Its age does not change the verdict, only the figures.
+    later = run(context(p, datetime.now(UTC) + timedelta(hours=2)))
+    (aged,) = [c for c in later.checks if c.name == name]
     assert aged.status is Status.FAIL and "(2 h ago)" in aged.detail
     assert later.exit_code() == 1
-    # doctor peeks without consuming: the dead letter is still there for redrive
-    depth = p.sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])
+
+    # doctor peeks without consuming: the dead letter is still there for redrive.
+    depth = p.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
     assert depth["Attributes"]["ApproximateNumberOfMessages"] == "1"
+    (kept,) = p.sqs.receive_message(
+        QueueUrl=url, VisibilityTimeout=0, AttributeNames=["All"], MessageAttributeNames=["All"]
+    )["Messages"]
+    if code != "unknown":
+        assert kept["MessageAttributes"]["ERROR_CODE"]["StringValue"] == code
+
+
+def test_after_the_cause_is_fixed_redrive_empties_the_queue_and_doctor_is_healthy(
+    p: Pipeline, outputs: Path, undo: Undo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The whole loop a person runs: doctor FAILs on the dead letter, the cause is fixed,
+    `ingestctl redrive` brings the object back, it is processed, and doctor exits 0."""
+    url = p.stack.outputs["EventDeliveryDLQUrl"]
+    undo.append(lambda: p.sqs.purge_queue(QueueUrl=url))
+    dead_letter(p, "EventDeliveryDLQ", undo)
+    assert doctor(outputs, capsys)[0] == 1
+    p.cloud.faults.clear()  # the cause, fixed
+
+    # NO_PERMISSIONS dead letters are refused until the operator says the cause is fixed
+    assert cli.main(["redrive", "EventDeliveryDLQ", "--force", "--outputs", str(outputs)]) == 0
+    p.cloud.settle()
+
+    version = p.s3.head_object(Bucket=p.bucket, Key="incoming/orders/denied.csv")["VersionId"]
+    record = p.record("incoming/orders/denied.csv", version)
+    assert record is not None and record["status"] == "SUCCEEDED"
+    exit_code, report = doctor(outputs, capsys)
+    assert exit_code == 0 and report["ok"]
+    assert check(report, "dead-letters:EventDeliveryDLQ")["status"] == "PASS"
+
+
+def queue_arn(p: Pipeline, url: str) -> str:
+    got = p.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    return str(got["Attributes"]["QueueArn"])
+
+
+def test_an_empty_stack_has_empty_dead_letter_queues_and_exits_0(
+    p: Pipeline, outputs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exit_code, report = doctor(outputs, capsys)
+
+    assert exit_code == 0 and report["ok"]
+    for queue in ("EventDeliveryDLQ", "ReconcileDLQ", "ReconcileScheduleDLQ"):
+        passed = check(report, f"dead-letters:{queue}")
+        assert (passed["status"], passed["detail"]) == ("PASS", f"{queue} is empty")
 
 
 def test_a_claim_past_its_lease_warns_then_fails(

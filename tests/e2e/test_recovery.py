@@ -92,6 +92,9 @@ def test_redrive_refuses_futile_errors_until_forced(p: Pipeline) -> None:
     report = redriver(p).run()
     counts = report.counts()
     assert (counts["refused"], counts["sent"]) == (3, 0)
+    totals = report.totals()
+    assert (totals["refused"], totals["leftInQueue"], totals["moved"]) == (3, 3, 0)
+    assert report.exit_status == 1  # refused "until the cause is fixed" is not a success
     reasons = {o.reason for o in report.outcomes.values()}
     assert all("NO_PERMISSIONS" in r and "--force" in r for r in reasons if r)
     assert queue_depth(p, dlq_url(p)) == 3  # nothing consumed
@@ -101,6 +104,7 @@ def test_redrive_refuses_futile_errors_until_forced(p: Pipeline) -> None:
 
     forced = redriver(p, force=True).run()
     assert forced.counts()["sent"] == 3
+    assert (forced.totals()["moved"], forced.exit_status) == (3, 0)
     p.cloud.settle()
     assert queue_depth(p, dlq_url(p)) == 0
     assert_each_processed_once(p, versions)
@@ -193,7 +197,7 @@ def send_fixtures(p: Pipeline) -> tuple[str, dict[str, dict[str, Any]]]:
         path.stem: json.loads(path.read_text()) for path in sorted((EVENTS / "dlq").glob("*.json"))
     }
     for fixture in fixtures.values():
-        attributes = {
+        attributes: dict[str, Any] = {
             name: {"DataType": value["DataType"], "StringValue": value["StringValue"]}
             for name, value in fixture.get("MessageAttributes", {}).items()
         }

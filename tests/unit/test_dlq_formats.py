@@ -848,3 +848,88 @@ def test_futile_reason(code: str, futile: bool) -> None:
         assert reason == f"{code}: {RETRY_FUTILE[code]}"
     else:
         assert reason is None
+
+
+# --- queue messages: a reconcile run with or without DeadLetterQueueSourceArn -------------
+
+RECONCILE_QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:s3-ingest-pipeline-ReconcileQueue-X"
+SCHEDULE_ARN = "arn:aws:scheduler:us-east-1:123456789012:schedule/ingest-reconcile/run"
+RUN = {
+    "scheduleArn": SCHEDULE_ARN,
+    "scheduledTime": "2026-11-21T10:15:00Z",
+    "executionId": "2b1f4ea1-7c2e-4f57-9d3c-4a8e0f6c2d11",
+    "attempt": "1",
+}
+
+
+def test_a_reconcile_run_sent_straight_to_the_dlq_is_a_queue_message_without_source() -> None:
+    """What ReconcileSchedule sends, put in ReconcileDLQ with SendMessage: no
+    DeadLetterQueueSourceArn, no attributes; the redrive sends it to the only source queue."""
+    body = json.dumps({"run": RUN, "task": "reconcile"})
+
+    record = parse_message(sqs_message(body))
+
+    assert record.kind is RecordKind.QUEUE and record.replayable
+    assert record.target_arn is None  # to be resolved from ListDeadLetterSourceQueues
+    assert record.target_input == body  # sent back unchanged
+    assert (record.schedule_arn, record.scheduled_time, record.execution_id) == (
+        SCHEDULE_ARN,
+        RUN["scheduledTime"],
+        RUN["executionId"],
+    )
+    assert record.origin == SCHEDULE_ARN
+    assert record.exhausted_condition is None and record.error_code is None
+
+
+def test_a_reconcile_run_moved_by_the_redrive_policy_goes_back_to_its_source() -> None:
+    message = sqs_message({"run": RUN})  # the shape without "task" is a run too
+    message["Attributes"]["DeadLetterQueueSourceArn"] = RECONCILE_QUEUE_ARN
+
+    record = parse_message(message)
+
+    assert record.kind is RecordKind.QUEUE
+    assert record.target_arn == RECONCILE_QUEUE_ARN
+    assert record.exhausted_condition == "maxReceiveCount"
+    assert record.schedule_arn == SCHEDULE_ARN
+
+
+def test_any_body_with_a_dead_letter_source_is_a_queue_message() -> None:
+    message = sqs_message("Test message.")
+    message["Attributes"]["DeadLetterQueueSourceArn"] = RECONCILE_QUEUE_ARN
+
+    record = parse_message(message)
+
+    assert (record.kind, record.target_arn, record.schedule_arn) == (
+        RecordKind.QUEUE,
+        RECONCILE_QUEUE_ARN,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"run": "2026-11-21T10:15:00Z"},  # the run is no object
+        {"run": RUN, "task": "something-else"},
+        {"run": RUN, "task": "reconcile", "orderId": 7},  # another document with a run key
+        ["run", RUN],
+    ],
+)
+def test_other_bodies_without_a_source_are_not_runs(body: Any) -> None:
+    with pytest.raises(UnreadableMessageError):
+        parse_message(sqs_message(body))
+
+
+def test_a_run_with_scheduler_attributes_is_a_scheduler_dead_letter() -> None:
+    """Scheduler's own DLQ record of a run it could not deliver goes back to its target."""
+    attributes = {"SCHEDULE_ARN": SCHEDULE_ARN, "TARGET_ARN": RECONCILE_QUEUE_ARN}
+
+    record = parse_message(sqs_message({"run": RUN, "task": "reconcile"}, attributes))
+
+    assert record.kind is RecordKind.SCHEDULER and record.target_arn == RECONCILE_QUEUE_ARN
+
+
+def test_an_event_without_attributes_or_source_is_still_a_rule_record() -> None:
+    record = parse_message(sqs_message(s3_event()))
+
+    assert record.kind is RecordKind.RULE_EVENT and record.error_code is None

@@ -12,6 +12,12 @@ ingestctl doctor [--since 24h] [--strict] [--json]
 The recovery commands and doctor find the stack's resources from --stack NAME (CloudFormation
 outputs) or --outputs FILE (what `ingestctl local up --outputs` writes); --endpoint-url points
 every client at another endpoint (the local cloud: http://127.0.0.1:4566).
+
+Exit status: 0 done; 1 done, but the command found problems (messages left in a queue,
+a doctor check failed, unused IAM grants); 2 could not run (bad arguments or input file, no
+credentials, AWS unreachable, refused or throttling): one line on stderr says what went wrong
+and what to do; 70 an unexpected error, a bug in ingestctl (the traceback is printed);
+130 interrupted; 141 stdout closed early (`| head`).
 """
 
 from __future__ import annotations
@@ -23,18 +29,72 @@ import re
 import signal
 import sys
 import threading
+import traceback
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-__all__ = ["build_parser", "main"]
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_BUG",
+    "EXIT_CANNOT_RUN",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PROBLEMS",
+    "CommandError",
+    "build_parser",
+    "explain",
+    "main",
+]
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1  # the command ran and found problems (its own help says which)
+EXIT_CANNOT_RUN = 2  # bad input, no credentials, AWS unreachable / refusing: one line
+EXIT_BUG = 70  # an unexpected exception: a bug in ingestctl (EX_SOFTWARE), with traceback
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # stdout was closed (128 + SIGPIPE, as a shell reports it)
+
+
+class CommandError(ValueError):
+    """Input ingestctl cannot use (a missing or malformed file, a missing option): ``main``
+    prints the message as one line and exits 2. A ValueError, so the doctor's "cannot read
+    the stack" handling still catches it."""
+
+
+def _read_json(path: str, flag: str) -> Any:
+    """A JSON file named by ``flag``; a missing or malformed file is a CommandError."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise CommandError(f"{flag} {path}: no such file") from None
+    except OSError as exc:
+        raise CommandError(f"{flag} {path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommandError(
+            f"{flag} {path} is not valid JSON: {exc.msg} at line {exc.lineno} column "
+            f"{exc.colno}; fix the file"
+        ) from None
+
+
+def _existing_file(path: str, flag: str) -> Path:
+    if not Path(path).is_file():
+        raise CommandError(f"{flag} {path}: no such file")
+    return Path(path)
 
 
 def _local_up(args: argparse.Namespace) -> int:
     from ingest_tools.localcloud.cloud import LocalCloud
 
+    # Input is checked before the (slow) deploy: a typo fails at once, in one line.
+    template = _existing_file(args.template, "--template")
+    faults = _read_json(args.faults, "--faults") if args.faults else None
+    if faults is not None and not isinstance(faults, dict):
+        raise CommandError(f"--faults {args.faults}: expected a JSON object, not {faults!r:.40}")
     cloud = LocalCloud(
-        Path(args.template),
+        template,
         time_scale=1.0 if args.real_time else 0.0,
         iam=None if args.iam is None else args.iam == "on",
     )
@@ -42,8 +102,11 @@ def _local_up(args: argparse.Namespace) -> int:
     cloud.start()
     stop = threading.Event()
     try:
-        if args.faults:
-            cloud.load_faults(Path(args.faults))
+        if faults is not None:
+            try:
+                cloud.load_faults(faults)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise CommandError(f"--faults {args.faults}: {exc}") from exc
         server = cloud.serve(args.host, args.port)
         described = cloud.describe()
         text = json.dumps(described, indent=2)
@@ -75,7 +138,7 @@ def _local_demo(args: argparse.Namespace) -> int:
     from ingest_tools.demo import run_demo
 
     return run_demo(
-        Path(args.template),
+        _existing_file(args.template, "--template"),
         as_json=args.json,
         workflow_type=args.workflow_type,
         iam_report=args.iam_report,
@@ -88,7 +151,9 @@ def _local_iam_report(args: argparse.Namespace) -> int:
     from ingest_tools.localcloud.iam import report
     from ingest_tools.localcloud.stack import load_template
 
-    template = load_template(Path(args.template))
+    template = load_template(_existing_file(args.template, "--template"))
+    if not Path(args.log).is_dir():
+        raise CommandError(f"{args.log}: no such directory (the LOCALCLOUD_IAM_LOG of the runs)")
     merged = report.merge(Path(args.log), Path(args.template))
     if not merged:
         print(f"no runs of {args.template} logged in {args.log}", file=sys.stderr)
@@ -158,7 +223,7 @@ def _aws(args: argparse.Namespace) -> Any:
     endpoint = args.endpoint_url
     region = args.region
     if outputs_file:
-        described = json.loads(Path(outputs_file).read_text())
+        described = _read_json(outputs_file, "--outputs")
         endpoint = endpoint or described.get("endpoint")
         region = region or described.get("region")
     if endpoint:
@@ -178,7 +243,9 @@ def _client(session: Any, service: str) -> Any:
 
 def _stack_outputs(args: argparse.Namespace, session: Any) -> dict[str, str]:
     if getattr(args, "outputs", None):
-        described = json.loads(Path(args.outputs).read_text())
+        described = _read_json(args.outputs, "--outputs")
+        if not isinstance(described, dict):
+            raise CommandError(f"--outputs {args.outputs}: expected a JSON object")
         return dict(described.get("outputs", described))
     if getattr(args, "stack", None):
         stack = _client(session, "cloudformation").describe_stacks(StackName=args.stack)
@@ -202,7 +269,7 @@ def _need(outputs: dict[str, str], key: str, flag: str, value: str | None) -> st
         return value
     if outputs.get(key):
         return outputs[key]
-    raise SystemExit(f"ingestctl: {flag} is required (or --stack / --outputs with {key})")
+    raise CommandError(f"{flag} is required (or --stack / --outputs with {key})")
 
 
 def _inspect(args: argparse.Namespace) -> int:
@@ -271,13 +338,16 @@ def _redrive(args: argparse.Namespace) -> int:
                 f"{task.get('ApproximateNumberOfMessagesMoved', 0)} moved back to "
                 f"{', '.join(task.get('SourceQueues', []))}"
             )
-    counts = summary["counts"]
-    failed = counts["failed"] + counts["unreadable"] + counts["unroutable"]
-    return 1 if failed else 0
+    return int(report.exit_status)  # 1: a message was refused or left in the queue
 
 
 def _reprocess(args: argparse.Namespace) -> int:
-    from ingest_tools.recovery.reprocess import reprocess, select_records
+    from ingest_tools.recovery.reprocess import (
+        reprocess,
+        select_records,
+        select_unrecorded,
+        start_unrecorded,
+    )
 
     session = _aws(args)
     outputs = _stack_outputs(args, session)
@@ -294,7 +364,16 @@ def _reprocess(args: argparse.Namespace) -> int:
         error_class=args.error_class,
         version_id=args.version,
     )
+    unrecorded = select_unrecorded(
+        table,
+        bucket,
+        key=args.key,
+        prefix=args.prefix,
+        version_id=args.version,
+        lookback=args.lookback,
+    )
     results = reprocess(records, state_machine_arn=machine, dry_run=args.dry_run)
+    results += start_unrecorded(unrecorded, state_machine_arn=machine, dry_run=args.dry_run)
     rows = [
         {
             "key": r.decision.object.key,
@@ -310,7 +389,7 @@ def _reprocess(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not rows:
-        print("no matching state records")
+        print("no matching state records, and no unrecorded objects under incoming/")
     for row in [] if args.json else rows:
         print(f"{row['outcome']:<16} {row['key']} ({row['versionId']})")
         print(f"{'':<16} {row['action']}: {row['reason']}")
@@ -334,7 +413,7 @@ def _doctor(args: argparse.Namespace) -> int:
     try:
         session = _aws(args)
         outputs = _stack_outputs(args, session)
-        stack = args.stack or json.loads(Path(args.outputs).read_text()).get("stack")
+        stack = args.stack or _read_json(args.outputs, "--outputs").get("stack")
     except (OSError, ValueError, ClientError, BotoCoreError) as exc:
         print(f"ingestctl doctor: cannot read the stack: {exc}", file=sys.stderr)
         return 2
@@ -350,6 +429,14 @@ def _doctor(args: argparse.Namespace) -> int:
         connection=" ".join(connection),
     )
     report = run(context)
+    reached = [c for c in report.checks if not c.detail.startswith("not checked")]
+    if reached and all(c.data.get("error") in _CANNOT_CONNECT for c in reached):
+        # Not one check reached AWS: the stack was not checked at all, which is no verdict.
+        first = next(c for c in reached if c.detail.startswith("could not check"))
+        raise CommandError(
+            f"cannot read the stack: {first.detail.removeprefix('could not check: ')}; "
+            f"{_CONNECT_HINT}, and the credentials"
+        )
     if args.json:
         print(json.dumps(report.to_dict(strict=args.strict), indent=2, default=str))
     else:
@@ -461,9 +548,16 @@ def _recovery_commands(commands: Any) -> None:
     again = commands.add_parser("reprocess", help="run FAILED objects through the pipeline again")
     select = again.add_mutually_exclusive_group(required=True)
     select.add_argument("--key", help="one object key (every version's record)")
-    select.add_argument("--prefix", help="FAILED/stuck objects under this key prefix")
+    select.add_argument("--prefix", help="FAILED/stuck/unrecorded objects under this key prefix")
     select.add_argument("--error-class", choices=["TRANSIENT", "CONFIGURATION", "PERMANENT"])
     again.add_argument("--version", help="only this version id")
+    again.add_argument(
+        "--lookback",
+        type=duration,
+        default=timedelta(hours=72),
+        help="with --key/--prefix, also start objects under incoming/ written within this "
+        "window that have no state record (72h: the reconciler's MissedEventLookbackHours)",
+    )
     again.add_argument("--dry-run", action="store_true")
     again.add_argument("--json", action="store_true")
     again.add_argument("--table")
@@ -477,8 +571,9 @@ def _recovery_commands(commands: Any) -> None:
         help="check a deployed stack: one PASS / WARN / FAIL line per check, with what to do",
         description="Checks the stack's event path (bucket notifications, rule, targets, DLQ "
         "policy), workflow, dead letters, stale claims and due retries, reconcile schedule "
-        "and alarms. Exit 0 when nothing FAILs (--strict: nothing WARNs either), 1 otherwise, "
-        "2 when the stack cannot be read.",
+        "and alarms. Exit 0 when healthy (nothing FAILs; --strict: nothing WARNs either); 1 "
+        "when a check FAILs: something needs a person, such as any message in a dead-letter "
+        "queue; 2 when doctor could not run (the stack cannot be read).",
     )
     doctor.add_argument(
         "--since",
@@ -492,9 +587,196 @@ def _recovery_commands(commands: Any) -> None:
     doctor.set_defaults(func=_doctor)
 
 
+# --- errors ---------------------------------------------------------------------------
+_CONNECT_HINT = (
+    "check --endpoint-url / --region and the network (the local cloud: is "
+    "`ingestctl local up` running?)"
+)
+# Error names the doctor's "could not check" verdicts carry when nothing could be reached.
+_CANNOT_CONNECT = {
+    "EndpointConnectionError",
+    "ConnectTimeoutError",
+    "ConnectionClosedError",
+    "ReadTimeoutError",
+    "ProxyConnectionError",
+    "SSLError",
+    "NoCredentialsError",
+    "PartialCredentialsError",
+    "CredentialRetrievalError",
+    "NoRegionError",
+}
+_CREDENTIAL_CODES = {
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "InvalidClientTokenId",
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "SignatureDoesNotMatch",
+    "InvalidAccessKeyId",
+    "AuthFailure",
+    "RequestExpired",
+}
+_DENIED_CODES = {
+    "AccessDenied",
+    "AccessDeniedException",
+    "AuthorizationError",
+    "KMSAccessDeniedException",
+    "UnauthorizedOperation",
+}
+_THROTTLING_CODES = {
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "TooManyRequestsException",
+    "RequestLimitExceeded",
+    "ProvisionedThroughputExceededException",
+    "SlowDown",
+}
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and what caused it (``raise ... from``, or raised while handling)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _explain_client_error(exc: Any) -> str:
+    """An AWS answer (botocore ClientError): refused, throttled, not found, ..."""
+    error = exc.response.get("Error", {})
+    code, text = str(error.get("Code", "Unknown")), str(error.get("Message", ""))
+    what = f"{exc.operation_name}: {code}: {text}".rstrip(": ")
+    if code in _CREDENTIAL_CODES:
+        hint = f"AWS rejected the credentials ({what}): refresh them, or use another profile"
+    elif code in _DENIED_CODES:
+        hint = (
+            f"access denied ({what}): run it with credentials allowed to call "
+            f"{exc.operation_name} on this resource"
+        )
+    elif code in _THROTTLING_CODES:
+        hint = f"AWS kept throttling after retries ({what}): try again later"
+    elif any(m in code for m in ("NotFound", "NonExistent", "DoesNotExist", "NoSuch")) or (
+        code == "ValidationError" and "does not exist" in text
+    ):
+        hint = f"not found ({what}): check the name, --stack / --outputs and --region"
+    else:
+        hint = f"AWS refused the request ({what})"
+    return hint
+
+
+def _botocore_explainers() -> list[tuple[tuple[type[BaseException], ...], Any]]:
+    from botocore import exceptions as boto
+
+    return [
+        (
+            (
+                boto.NoCredentialsError,
+                boto.PartialCredentialsError,
+                boto.CredentialRetrievalError,
+                boto.ProfileNotFound,
+                boto.TokenRetrievalError,
+                boto.SSOError,
+            ),
+            lambda exc: (
+                f"no usable AWS credentials ({exc}): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY (after `aws sso login` for an SSO profile)"
+            ),
+        ),
+        (
+            (boto.NoRegionError,),
+            lambda exc: "no AWS region: pass --region or set AWS_DEFAULT_REGION",
+        ),
+        (
+            (boto.ConnectionError, boto.HTTPClientError),  # connect, timeouts, closed
+            lambda exc: f"cannot reach AWS: {exc}; {_CONNECT_HINT}",
+        ),
+        ((boto.ParamValidationError,), lambda exc: f"invalid request: {exc}; check the arguments"),
+        ((boto.ClientError,), _explain_client_error),
+    ]
+
+
+def _other_explainers() -> list[tuple[tuple[type[BaseException], ...], Any]]:
+    from ingest_pipeline.errors import (
+        AccessDeniedError,
+        MissingResourceError,
+        PipelineError,
+        TransientError,
+    )
+
+    return [
+        ((CommandError,), str),
+        (
+            (TransientError,),
+            lambda exc: f"AWS kept failing after retries: {exc.message}; try again later",
+        ),
+        (
+            (AccessDeniedError,),
+            lambda exc: f"access denied: {exc.message}; run it with credentials allowed to do this",
+        ),
+        (
+            (MissingResourceError,),
+            lambda exc: f"not found: {exc.message}; check --stack / --outputs and --region",
+        ),
+        ((PipelineError,), lambda exc: f"{exc.message} ({exc.code})"),
+        (
+            (json.JSONDecodeError,),
+            lambda exc: f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+        ),
+        ((FileNotFoundError,), lambda exc: f"{exc.filename or exc}: no such file"),
+        (
+            (IsADirectoryError, PermissionError),
+            lambda exc: f"{exc.filename or ''}: cannot read it: {exc.strerror or exc}".lstrip(": "),
+        ),
+    ]
+
+
+def explain(exc: BaseException) -> str | None:
+    """One line for an error the operator can act on (bad input, credentials, an
+    unreachable or refusing AWS); None for anything else, which is a bug."""
+    chain = list(_chain(exc))
+    # botocore's own error first: a pipeline error raised from it says less.
+    for explainers in (_botocore_explainers(), _other_explainers()):
+        for cause in chain:
+            for types, describe in explainers:
+                if isinstance(cause, types):
+                    return " ".join(str(describe(cause)).split())  # one line, always
+    return None
+
+
+def _command_name(args: Any) -> str:
+    return " ".join(
+        part for part in ("ingestctl", args.command, getattr(args, "local_command", None)) if part
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Exit 0 / 1 as the command says; 2 (one line on stderr, no traceback)
+    when it could not run; 70 with the traceback on an unexpected error (a bug)."""
     args: Any = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:  # stdout closed early (`| head`): not an error worth a line
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print(f"{_command_name(args)}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        message = explain(exc)
+        if message is None:
+            traceback.print_exc()
+            print(
+                f"{_command_name(args)}: unexpected error {type(exc).__name__}: this is a bug "
+                "in ingestctl; please report it with the traceback above",
+                file=sys.stderr,
+            )
+            return EXIT_BUG
+        print(f"{_command_name(args)}: {message}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
 
 
 if __name__ == "__main__":

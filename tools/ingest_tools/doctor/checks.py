@@ -4,9 +4,9 @@ Each check is a function of a ``Context`` (clients, the stack's outputs, the tim
 its verdicts; ``run`` runs them one after another and turns an exception in one check into
 that check's verdict (a resource that does not exist: FAIL; any other error, such as a
 permission the caller lacks: WARN "could not check"), so one failing call never hides the
-other checks. Checks only read, except ``dead-letters``, which peeks at each dead-letter
-queue the way ``ingestctl inspect`` does (messages are received and made visible again at
-once; their receive counts go up by one).
+other checks. Checks only read, except ``dead-letters`` (module ``dead_letters``), which
+peeks at each dead-letter queue the way ``ingestctl inspect`` does (messages are received and
+made visible again at once; their receive counts go up by one).
 
 The judgements that are not plain comparisons are shared with the tools that act on them:
 DLQ contents come from ``recovery.inspect``, stale claims and due retries from the
@@ -33,13 +33,11 @@ from ingest_pipeline.logic.keys import INCOMING_PREFIX, PROCESSED_PREFIX, QUARAN
 from ingest_pipeline.logic.policy import ReconcilePolicy
 from ingest_pipeline.logic.reconcile import ActionKind, Plan, plan_open_records
 from ingest_pipeline.models import OPEN_STATE_INDEX, Attr, OpenRecord, OpenState, iso_ms
-from ingest_tools.doctor import queue_policy
-from ingest_tools.doctor.report import Check, Report, Status
+from ingest_tools.doctor import dead_letters, queue_policy
+from ingest_tools.doctor.report import Check, Report, Status, duration
 from ingest_tools.recovery.formats import bus_from_rule_arn
-from ingest_tools.recovery.inspect import inspect_queue
 
 __all__ = [
-    "DLQ_AGE_FAIL",
     "FAILURE_RATE_WARN",
     "Clients",
     "Context",
@@ -50,15 +48,11 @@ __all__ = [
     "specs",
 ]
 
-#: A dead letter older than this FAILs: the DLQ age alarms' threshold (template.yaml).
-DLQ_AGE_FAIL = timedelta(hours=1)
 #: Executions that ended FAILED, TIMED_OUT or ABORTED above this share of those that ended
 #: in the window WARN.
 FAILURE_RATE_WARN = 0.10
 #: The reconcile schedule's period when its expression is not a rate(...).
 DEFAULT_SCHEDULE_PERIOD = timedelta(minutes=15)
-#: How many DLQ messages one check peeks at (the count is SQS's approximate total).
-DLQ_PEEK_LIMIT = 100
 #: At most this many executions are read for the failure rate (newest first).
 EXECUTIONS_READ_LIMIT = 5000
 #: The namespace of the metrics Step Functions publishes (dimension StateMachineArn), and the
@@ -164,7 +158,6 @@ def run(context: Context, chosen: Sequence[Spec] | None = None) -> Report:
 
 def specs(outputs: Mapping[str, str]) -> list[Spec]:
     """Every check, in the order an object travels; one dead-letters check per DLQ output."""
-    dlqs = sorted(key for key in outputs if key.endswith("DLQUrl"))
     rule = ("ObjectCreatedRuleArn",)
     return [
         Spec(("bucket-eventbridge",), bucket_eventbridge, ("IngestBucketName",)),
@@ -174,11 +167,18 @@ def specs(outputs: Mapping[str, str]) -> list[Spec]:
         Spec(("rule-dlq-policy",), rule_dlq_policy, rule),
         Spec(("state-machine",), state_machine, ("PipelineStateMachineArn",)),
         Spec(("execution-failures",), execution_failures, ("PipelineStateMachineArn",)),
-        *(Spec((_dlq_check_name(key),), _dead_letters_of(key), (key,)) for key in dlqs),
+        *(_dead_letters_spec(key) for key in dead_letters.output_keys(outputs)),
         Spec(("stale-claims", "overdue-retries"), open_records, ("ObjectStateTableName",)),
         Spec(("reconcile-schedule",), reconcile_schedule, ("ReconcileScheduleArn",)),
         Spec(("alarms",), alarms, ()),
     ]
+
+
+def _dead_letters_spec(output_key: str) -> Spec:
+    def check(context: Context) -> list[Check]:
+        return dead_letters.check(context, output_key)
+
+    return Spec((dead_letters.check_name(output_key),), check, (output_key,))
 
 
 def _could_not_check(name: str, exc: Exception) -> Check:
@@ -611,7 +611,7 @@ def _failure_verdict(
     come from (appended to the detail)."""
     ended = sum(n for s, n in statuses.items() if s != "RUNNING")
     failed = sum(statuses[s] for s in ("FAILED", "TIMED_OUT", "ABORTED"))
-    window = _duration(context.since)
+    window = duration(context.since)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
     data = {"window": window, "byStatus": dict(statuses), "ended": ended, "failed": failed}
     if not ended:
@@ -746,65 +746,6 @@ def _express_execution_failures(context: Context, described: Mapping[str, Any]) 
     statuses = _express_statuses(context, arn, since)
     note = " (AWS/States metrics: the state machine is EXPRESS)"
     return [_failure_verdict(context, statuses, action, note)]
-
-
-# ------------------------------------------------------------------------------------------
-# dead letters
-# ------------------------------------------------------------------------------------------
-
-
-def _dlq_check_name(output_key: str) -> str:
-    return f"dead-letters:{output_key.removesuffix('Url')}"
-
-
-def _dead_letters_of(output_key: str) -> CheckFunction:
-    def check(context: Context) -> list[Check]:
-        return dead_letters(context, output_key)
-
-    return check
-
-
-def dead_letters(context: Context, output_key: str) -> list[Check]:
-    """PASS when the queue is empty. WARN while its messages are younger than DLQ_AGE_FAIL
-    (someone may be on it: the DeadLetter alarms have paged); FAIL when the oldest is older
-    (the DLQ age alarms' threshold: nobody has acted on it). The figures are
-    ``ingestctl inspect``'s: count, oldest, by error code."""
-    name = _dlq_check_name(output_key)
-    queue = output_key.removesuffix("Url")
-    summary = inspect_queue(
-        context.clients.sqs, context.output(output_key), limit=DLQ_PEEK_LIMIT, now=context.now
-    )
-    total = max(summary.approximate_total, summary.inspected)
-    if not total:
-        return [Check(name, Status.PASS, f"{queue} is empty")]
-    codes = ", ".join(f"{code} {n}" for code, n in summary.by_error_code.most_common())
-    age = context.now - summary.oldest if summary.oldest else None
-    oldest = (
-        f"oldest {summary.oldest:%Y-%m-%d %H:%M:%S}Z ({_duration(age)} ago)"
-        if summary.oldest and age is not None
-        else "age unknown"
-    )
-    parts = [f"{total} message{'s' if total != 1 else ''} in {queue}", oldest]
-    if codes:
-        parts.append(f"by error code: {codes}")
-    if summary.unreadable:
-        parts.append(f"{len(summary.unreadable)} unreadable")
-    too_old = age is not None and age > DLQ_AGE_FAIL
-    action = (
-        f"{context.ingestctl(f'inspect {queue}')}, fix the cause, then "
-        f"{context.ingestctl(f'redrive {queue}')}"
-    )
-    if summary.refused:
-        action += (
-            f" (redrive refuses {summary.refused} of them until the cause is fixed, or with "
-            "--force)"
-        )
-    data = {
-        **summary.to_dict(),
-        "oldestAgeSeconds": age.total_seconds() if age is not None else None,
-    }
-    data.pop("samples", None)
-    return [Check(name, Status.FAIL if too_old else Status.WARN, "; ".join(parts), action, data)]
 
 
 # ------------------------------------------------------------------------------------------
@@ -951,12 +892,12 @@ def _open_check(
     lateness = [(_overdue(record, now), record, kind) for record, kind in due]
     lateness.sort(key=lambda row: row[0], reverse=True)
     late, worst, _ = lateness[0]
-    shown = ", ".join(f"{r.object.key} ({_duration(t)})" for t, r, _ in lateness[:_SHOWN])
+    shown = ", ".join(f"{r.object.key} ({duration(t)})" for t, r, _ in lateness[:_SHOWN])
     more = f" and {len(due) - _SHOWN} more" if len(due) > _SHOWN else ""
     status = Status.FAIL if late > grace else Status.WARN
     detail = f"{len(due)} {what[0] if len(due) == 1 else what[1]}: {shown}{more}"
     if status is Status.FAIL:
-        detail += f"; overdue by more than two reconcile periods ({_duration(grace)})"
+        detail += f"; overdue by more than two reconcile periods ({duration(grace)})"
     data = {
         "count": len(due),
         "graceSeconds": grace.total_seconds(),
@@ -1112,17 +1053,3 @@ def alarms(context: Context) -> list[Check]:
             data,
         )
     ]
-
-
-def _duration(value: timedelta | None) -> str:
-    """``45 s``, ``12 min``, ``3 h``, ``2 d``: how people say an age."""
-    if value is None:
-        return "unknown"
-    seconds = max(0, int(value.total_seconds()))
-    if seconds < 120:
-        return f"{seconds} s"
-    if seconds < 2 * 3600:
-        return f"{seconds // 60} min"
-    if seconds < 2 * 86400:
-        return f"{seconds // 3600} h"
-    return f"{seconds // 86400} d"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["Check", "Report", "Status"]
+__all__ = ["Check", "Report", "Status", "duration"]
 
 
 class Status(StrEnum):
@@ -48,7 +48,8 @@ class Report:
         return sum(1 for c in self.checks if c.status is status)
 
     def exit_code(self, *, strict: bool = False) -> int:
-        """0 when nothing FAILs (and, with ``strict``, nothing WARNs); else 1."""
+        """0 when nothing FAILs (and, with ``strict``, nothing WARNs); else 1: something needs
+        a person. (``ingestctl doctor`` exits 2 itself when it cannot read the stack.)"""
         if self.count(Status.FAIL) or (strict and self.count(Status.WARN)):
             return 1
         return 0
@@ -79,3 +80,17 @@ class Report:
         where = f"stack {self.stack}" if self.stack else "the stack"
         lines.append(f"{where}: {counts}: {verdict}" + (" (--strict)" if strict else ""))
         return "\n".join(lines)
+
+
+def duration(value: timedelta | None) -> str:
+    """``45 s``, ``12 min``, ``3 h``, ``2 d``: how people say an age."""
+    if value is None:
+        return "unknown"
+    seconds = max(0, int(value.total_seconds()))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 2 * 3600:
+        return f"{seconds // 60} min"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} d"

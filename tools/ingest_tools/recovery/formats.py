@@ -27,6 +27,11 @@ record (``messageId``, ``body``, ``messageAttributes.*.stringValue``) is read to
   an S3 destination adds ``payload``, the whole invocation event as escaped JSON). Only a
   payload that is an EventBridge event can be put back on a bus; the rest are readable but
   not replayable, and the reason says where the records are (shard and sequence range).
+* **Queue messages** (``RecordKind.QUEUE``): a message its source queue's RedrivePolicy moved
+  to the dead-letter queue (SQS sets ``DeadLetterQueueSourceArn``; any body), or a
+  reconcile-run body (``{"run": {...}, "task": "reconcile"}``, what ReconcileSchedule sends)
+  sent straight to the dead-letter queue, which has no ``DeadLetterQueueSourceArn``
+  (``target_arn`` None: the redrive sends it to the queue's only source queue).
 * **SNS-wrapped** messages: an SNS notification (``"Type": "Notification"``) whose
   ``Message`` is any of the above; its ``MessageAttributes`` stand in for absent SQS ones.
 
@@ -184,9 +189,30 @@ def parse_message(message: Mapping[str, Any]) -> FailureRecord:
         raw_attributes=_field(message, "MessageAttributes", "messageAttributes"),
     )
     attributes = _sqs_attributes(envelope.raw_attributes)
-    if envelope.dead_letter_source is not None and not _from_eventbridge(attributes):
-        return _queue_record(envelope, body)
+    if not _from_eventbridge(attributes):
+        run = _schedule_run(body)
+        if envelope.dead_letter_source is not None or run is not None:
+            return _queue_record(envelope, body, run)
     return _parse_body(envelope, body, attributes, wrapped=False)
+
+
+def _schedule_run(body: str) -> dict[str, Any] | None:
+    """The run of a reconcile-run body (``{"run": {...}, "task": "reconcile"}``, what
+    template.yaml's ReconcileSchedule sends to ReconcileQueue), or None for any other body.
+    Such a message in a dead-letter queue is a queue message whatever way it got there (moved
+    by the redrive policy, or sent straight to the DLQ with no DeadLetterQueueSourceArn)."""
+    if not body.lstrip().startswith("{"):
+        return None
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("run"), dict):
+        return None
+    if set(document) - {"run", "task"} or document.get("task", "reconcile") != "reconcile":
+        return None
+    run: dict[str, Any] = document["run"]
+    return run
 
 
 def _from_eventbridge(attributes: Mapping[str, str]) -> bool:
@@ -194,10 +220,15 @@ def _from_eventbridge(attributes: Mapping[str, str]) -> bool:
     return any(name in attributes for name in ("RULE_ARN", *_SCHEDULER_MARKERS))
 
 
-def _queue_record(envelope: _Envelope, body: str) -> FailureRecord:
-    """A message that its source queue's RedrivePolicy moved here after maxReceiveCount
-    receives: it goes back to that queue, body and attributes unchanged (what SQS's own
-    StartMessageMoveTask does)."""
+def _queue_record(
+    envelope: _Envelope, body: str, run: Mapping[str, Any] | None = None
+) -> FailureRecord:
+    """A queue's own message: moved here by its source queue's RedrivePolicy after
+    maxReceiveCount receives (``DeadLetterQueueSourceArn`` names that queue), or a
+    reconcile-run body sent straight to the dead-letter queue (no source: ``target_arn`` is
+    None, and the redrive sends it to the dead-letter queue's only source queue). It goes back
+    body and attributes unchanged (what SQS's own StartMessageMoveTask does)."""
+    run = run or {}
     return FailureRecord(
         message_id=envelope.message_id,
         receipt_handle=envelope.receipt_handle,
@@ -206,16 +237,16 @@ def _queue_record(envelope: _Envelope, body: str) -> FailureRecord:
         error_code=None,
         error_message=None,
         retry_attempts=None,
-        exhausted_condition="maxReceiveCount",
+        exhausted_condition="maxReceiveCount" if envelope.dead_letter_source else None,
         rule_arn=None,
         target_arn=envelope.dead_letter_source,
         sent_at=envelope.sent_at,
         receive_count=envelope.receive_count,
         event=None,
         target_input=body,
-        schedule_arn=None,
-        scheduled_time=None,
-        execution_id=None,
+        schedule_arn=_str_or_none(run.get("scheduleArn")),
+        scheduled_time=_str_or_none(run.get("scheduledTime")),
+        execution_id=_str_or_none(run.get("executionId")),
         object=None,
         not_replayable_reason=None,
         message_attributes=_sendable_attributes(envelope.raw_attributes),

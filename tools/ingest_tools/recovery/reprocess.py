@@ -14,6 +14,17 @@ Per object version, one of:
 * **take-over execution** (RUNNING record whose execution ended but cannot be redriven):
   a new execution with ``staleBefore`` = now takes the claim over.
 * skipped with the reason: SUCCEEDED, or RUNNING under a live execution.
+* **start-missed** (``--key`` / ``--prefix`` only; an object under ``incoming/`` with *no*
+  state record: its S3 event never arrived, or its execution could not write the claim, e.g.
+  DynamoDB throttled through the claim's retries): started exactly as the reconciler's
+  missed-object scan starts it (``logic.reconcile.plan_missed``): the same deterministic
+  name (``start-missed-<object digest>``) and input (``reprocess = false``, no
+  ``staleBefore``), so a start by both is one execution, and the claim's
+  ``attribute_not_exists`` condition admits only the first execution of any name. Only the
+  current version written within the lookback window (the reconciler's
+  ``MissedEventLookbackHours``, 72 h) is considered: older objects may have had a record that
+  has since expired (``RecordRetentionDays``), and must not be processed again. There is no
+  grace period: the operator asks now, and an S3 event still in flight loses the claim.
 
 An Express execution (WorkflowType=EXPRESS: ``arn:...:express:...``) cannot be described
 or redriven, and runs at most 5 minutes: its RUNNING record is judged by the record alone.
@@ -28,11 +39,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ingest_pipeline.dal import state, workflow
+from ingest_pipeline.dal import s3, state, workflow
 from ingest_pipeline.logic.failure import is_express_execution
+from ingest_pipeline.logic.keys import INCOMING_PREFIX
 from ingest_pipeline.logic.reconcile import (
     Action,
     ActionKind,
+    ListedObject,
     execution_input,
     execution_name,
 )
@@ -40,12 +53,14 @@ from ingest_pipeline.models import ObjectVersion, iso_ms, parse_time
 
 REDRIVE_WINDOW = timedelta(days=14)
 TRIGGER_SOURCE = "ingestctl.reprocess"
+# The reconciler's MissedEventLookbackHours default (template.yaml), inside the record TTL.
+MISSED_LOOKBACK = timedelta(hours=72)
 
 
 @dataclass(frozen=True)
 class Decision:
     object: ObjectVersion
-    action: str  # start | redrive | take-over | skip
+    action: str  # start | redrive | take-over | start-missed | skip
     reason: str
     attempt: int = 0
     execution_arn: str | None = None
@@ -250,6 +265,89 @@ def reprocess(
                 "already-started" if started.already else "started",
                 started.execution_arn,
                 "an execution of this name exists: this attempt was reprocessed already"
+                if started.already
+                else None,
+            )
+        )
+    return results
+
+
+def _listing_prefix(key: str | None, prefix: str | None) -> str | None:
+    """Where to look for unrecorded objects: only ever under ``incoming/``."""
+    if key is not None:
+        return key if key.startswith(INCOMING_PREFIX) else None
+    wanted = prefix or ""
+    if wanted.startswith(INCOMING_PREFIX):
+        return wanted
+    return INCOMING_PREFIX if INCOMING_PREFIX.startswith(wanted) else None
+
+
+def select_unrecorded(
+    table: str,
+    bucket: str,
+    *,
+    key: str | None = None,
+    prefix: str | None = None,
+    version_id: str | None = None,
+    now: datetime | None = None,
+    lookback: timedelta = MISSED_LOOKBACK,
+) -> list[ListedObject]:
+    """Objects under ``incoming/`` (``key``, or under ``prefix``) with no state record: the
+    current version of each, written within ``lookback``, by its identity version (what the
+    workflow's ResolveObjectVersion and the reconciler compute)."""
+    if key is None and prefix is None:
+        return []
+    where = _listing_prefix(key, prefix)
+    if where is None:
+        return []
+    now = now or datetime.now(UTC)
+    listed = [
+        ListedObject(ObjectVersion(bucket, listed_key, version), modified)
+        for listed_key, version, modified in s3.list_current_versions(bucket, where, now - lookback)
+        if (key is None or listed_key == key) and (version_id in (None, version))
+    ]
+    if not listed:
+        return []
+    known = state.existing_keys(table, (item.object for item in listed))
+    return [item for item in listed if (item.object.pk, item.object.sk) not in known]
+
+
+def start_unrecorded(
+    listed: list[ListedObject],
+    *,
+    state_machine_arn: str,
+    dry_run: bool = False,
+    now: datetime | None = None,
+) -> list[Result]:
+    """Start each unrecorded object as the reconciler's missed-object scan would: same
+    execution name and input shape, so the two never start it twice."""
+    now = now or datetime.now(UTC)
+    results = []
+    for item in listed:
+        name = execution_name(ActionKind.START_MISSED, item.object)
+        decision = Decision(
+            item.object,
+            "start-missed",
+            f"under {INCOMING_PREFIX}, written {iso_ms(item.last_modified)}, no state record "
+            "(its S3 event never arrived, or its execution could not record a claim): "
+            "started as the reconciler starts a missed object",
+        )
+        if dry_run:
+            results.append(Result(decision, "dry-run"))
+            continue
+        action = Action(ActionKind.START_MISSED, item.object, 0, name, reason=decision.reason)
+        started = workflow.start_execution(
+            state_machine_arn,
+            name,
+            execution_input(action, source=TRIGGER_SOURCE, event_id=name, event_time=iso_ms(now)),
+        )
+        results.append(
+            Result(
+                decision,
+                "already-started" if started.already else "started",
+                started.execution_arn,
+                "an execution of this name exists: the reconciler (or an earlier reprocess) "
+                "started this object already"
                 if started.already
                 else None,
             )

@@ -8,7 +8,12 @@ redrive"; API Reference, StartMessageMoveTask). A source that is no dead-letter 
 refused (InvalidParameterValue), an unknown queue is ResourceNotFoundException, and a
 message with no known source and no ``DestinationArn`` fails the task with
 CouldNotDetermineMessageSource, leaving it in the dead-letter queue (SQS Developer Guide,
-"Troubleshooting DLQ and DLQ redrive issues"). Running tasks stop when the cloud stops.
+"Troubleshooting DLQ and DLQ redrive issues"). With ``DestinationArn`` every message goes
+there, a message without a source included ("If this field is left blank, the messages will
+be redriven back to their respective original source queues", API Reference,
+StartMessageMoveTask). Running tasks stop when the cloud stops. ListDeadLetterSourceQueues is
+moto's own (the queues whose RedrivePolicy names the queue) and needs no patch
+(tests/e2e/test_redrive_queue_sources.py).
 """
 
 from __future__ import annotations

@@ -9,7 +9,19 @@ EventBridge DLQ holds events whose ``aws.*`` source PutEvents refuses (seed 002)
   provenance (original source, event id, error code, attempts) travels in
   ``detail.redrive`` (``formats.to_put_events_entry``);
 * Scheduler DLQ records go back to their target: SQS SendMessage, or StartExecution under the
-  same execution name (idempotent), or an asynchronous Lambda invoke.
+  same execution name (idempotent), or an asynchronous Lambda invoke;
+* queue messages (``ReconcileDLQ``: moved by a source queue's RedrivePolicy, or a reconcile
+  run sent straight to the DLQ with no ``DeadLetterQueueSourceArn``) go back to their source
+  queue. The DLQ's source queues are listed (ListDeadLetterSourceQueues). With exactly one
+  and no filter, SQS's own StartMessageMoveTask moves the whole queue there, with that queue
+  as explicit ``DestinationArn`` (without it SQS cannot place a message that has no
+  ``DeadLetterQueueSourceArn`` and fails the task). Otherwise message by message:
+  SendMessage to ``DeadLetterQueueSourceArn``, else to the only source queue; with none or
+  several, a message without a source is refused (ambiguous) and left in place.
+
+The result (``RedriveReport``) counts each outcome (``totals``: moved, refused, unreadable,
+left in the queue) and ``exit_status`` is 1 when any message was refused or left in the queue
+although the run was asked to move it (filtered-out and dry-run messages do not count).
 
 Exactly-once per message, entry by entry:
 
@@ -33,9 +45,10 @@ The modules, by concern:
   statuses and ``Outcome``;
 * ``triage``: what to do with one message (pure: no AWS calls);
 * ``routes``: would an enabled rule route a PutEvents entry (TestEventPattern);
-* ``senders``: PutEvents, SendMessage, StartExecution, Lambda invoke, StartMessageMoveTask;
+* ``senders``: PutEvents, SendMessage, StartExecution, Lambda invoke, ListDeadLetterSourceQueues,
+  StartMessageMoveTask;
 * ``ledger``: the sent ledger in DynamoDB;
-* ``report``: the run's result;
+* ``report``: the run's result, its totals and exit status;
 * ``runner``: the run loop (``Redriver``).
 """
 

@@ -14,7 +14,15 @@ from typing import Any
 
 from ingest_tools.recovery.formats import FailureRecord, RecordKind
 
-__all__ = ["LEFT_IN_QUEUE", "DeadLetter", "Outcome", "RedriveOptions", "Status"]
+__all__ = [
+    "LEFT_IN_QUEUE",
+    "NOT_MOVED",
+    "REFUSED",
+    "DeadLetter",
+    "Outcome",
+    "RedriveOptions",
+    "Status",
+]
 
 
 class Status(StrEnum):
@@ -22,12 +30,27 @@ class Status(StrEnum):
     ALREADY_SENT = "already-sent"  # in the ledger from an earlier, interrupted run: deleted
     FAILED = "failed"  # still failing after entry_attempts: left in the queue
     SKIPPED = "skipped"  # filtered out
-    REFUSED = "refused"  # would fail again (NO_PERMISSIONS, ...): needs --force
+    REFUSED = "refused"  # would fail again (NO_PERMISSIONS, ...; --force) or nowhere to go
     UNROUTABLE = "unroutable"  # no enabled rule on the bus would route it: needs --force
     NOT_REPLAYABLE = "not-replayable"
     UNREADABLE = "unreadable"
     DRY_RUN = "dry-run"
 
+
+# Left in the queue although the run was asked to move it: the run's exit status is 1.
+# (SKIPPED: the filters left it out; DRY_RUN: a real run would send it.)
+NOT_MOVED = frozenset(
+    {
+        Status.FAILED,
+        Status.REFUSED,
+        Status.UNROUTABLE,
+        Status.NOT_REPLAYABLE,
+        Status.UNREADABLE,
+    }
+)
+# Refused: redrive would not send it (the error would repeat, no rule would route it, or its
+# destination is ambiguous); it needs a fix, or --force where that helps.
+REFUSED = frozenset({Status.REFUSED, Status.UNROUTABLE})
 
 LEFT_IN_QUEUE = frozenset(
     {

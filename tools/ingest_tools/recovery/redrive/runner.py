@@ -10,6 +10,7 @@ visible again.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 import threading
@@ -34,6 +35,7 @@ from ingest_tools.recovery.redrive.senders import (
     Refused,
     Senders,
     Sent,
+    SourceQueue,
 )
 from ingest_tools.recovery.redrive.triage import DIRECT_KINDS, dry_run, put_events_entry, triage
 
@@ -95,6 +97,7 @@ class Redriver:
         self._active = 0  # workers handling a batch (their failed entries may come back)
         self._inflight: set[str] = set()  # message ids being handled by some worker
         self._sent_ids: set[str] = set()  # sent in this run (a duplicate receipt is dropped)
+        self._sources: list[SourceQueue] = []  # queues that name this one as their DLQ
 
     # --- the run ------------------------------------------------------------------------
     def run(self) -> RedriveReport:
@@ -110,9 +113,11 @@ class Redriver:
             )
         workers = max(1, self.o.concurrency)
         try:
-            if not self.o.selective:
-                self.report.move_task = self.senders.move_back_to_source_queues(
-                    self.o.queue_url, queue_arn, timeout=self.o.move_task_timeout
+            self._sources = self.senders.source_queues(self.o.queue_url)
+            self.report.source_queues = [source.url for source in self._sources]
+            if len(self._sources) == 1 and not self.o.selective:
+                self.report.move_task = self.senders.move_to_source_queue(
+                    queue_arn, self._sources[0], timeout=self.o.move_task_timeout
                 )
             with ThreadPoolExecutor(workers, thread_name_prefix="redrive") as pool:
                 for future in [pool.submit(self._worker) for _ in range(workers)]:
@@ -189,6 +194,8 @@ class Redriver:
         to_send: list[DeadLetter] = []
         for message in messages:
             verdict = triage(message, self.o, self.clock())
+            if isinstance(verdict, DeadLetter) and verdict.kind is RecordKind.QUEUE:
+                verdict = self._to_source_queue(verdict)
             if isinstance(verdict, Outcome):
                 self._hold(message, verdict)
             elif self.o.dry_run:
@@ -208,6 +215,30 @@ class Redriver:
                 self._settle([self.senders.to_target(letter)])
             elif letter.kind is RecordKind.QUEUE:
                 self._settle([self.senders.to_source_queue(letter)])
+
+    def _to_source_queue(self, letter: DeadLetter) -> DeadLetter | Outcome:
+        """A queue message without ``DeadLetterQueueSourceArn`` (sent straight to the
+        dead-letter queue) goes to the queue's only source queue; with none or several, where
+        it belongs is unknown and it is refused, left in place."""
+        record = letter.record
+        if record.target_arn is not None:
+            return letter
+        if len(self._sources) == 1:
+            destination = self._sources[0].arn
+            return DeadLetter(letter.message, dataclasses.replace(record, target_arn=destination))
+        if not self._sources:
+            why = "no queue names this queue as its dead-letter queue (ListDeadLetterSourceQueues)"
+        else:
+            names = ", ".join(source.url for source in self._sources)
+            why = f"{len(self._sources)} queues name this queue as their dead-letter queue: {names}"
+        reason = (
+            "no DeadLetterQueueSourceArn (sent straight to the dead-letter queue) and "
+            + why
+            + ": where it belongs is ambiguous, so it is left in place. Move it with "
+            "`aws sqs start-message-move-task --source-arn <this queue> --destination-arn "
+            "<its queue>`, or send it there and delete it"
+        )
+        return Outcome.of(record, Status.REFUSED, reason=reason)
 
     def _skip_already_sent(self, ledger: SentLedger, batch: list[DeadLetter]) -> list[DeadLetter]:
         """Delete (without sending) what an earlier, interrupted run sent; the rest to send."""

@@ -5,7 +5,9 @@
   under the same execution name, an asynchronous Lambda invoke, or a universal target's API
   call again);
 * ``to_source_queue``: a queue's own dead letter back to the queue it came from, unchanged;
-* ``move_back_to_source_queues``: SQS's own StartMessageMoveTask for a whole queue.
+* ``source_queues``: the queues a dead-letter queue serves (ListDeadLetterSourceQueues);
+* ``move_to_source_queue``: SQS's own StartMessageMoveTask for a whole queue, to its only
+  source queue (an explicit ``DestinationArn``).
 
 A sender neither deletes nor holds anything: it returns ``Sent``, ``Failed`` (may be retried)
 or ``Refused`` (redrive cannot send it) for the run loop to settle.
@@ -31,6 +33,7 @@ __all__ = [
     "Refused",
     "Senders",
     "Sent",
+    "SourceQueue",
     "error_code",
 ]
 
@@ -50,6 +53,14 @@ _UNIVERSAL_TARGETS = {
     "aws-sdk:sqs:sendMessage": ("sqs", "send_message"),
     "aws-sdk:sfn:startExecution": ("sfn", "start_execution"),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class SourceQueue:
+    """A queue whose RedrivePolicy names the dead-letter queue being redriven."""
+
+    url: str
+    arn: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +162,9 @@ class Senders:
         return Sent(letter, target, str(sent_id))
 
     def to_source_queue(self, letter: DeadLetter) -> Sent | Failed:
-        """A queue's own dead letter goes back to the queue it came from, unchanged."""
+        """A queue's own dead letter goes back to the queue it came from, unchanged (the
+        runner has put the queue's only source queue in ``target_arn`` when the message had no
+        ``DeadLetterQueueSourceArn``)."""
         record = letter.record
         target = str(record.target_arn)
         try:
@@ -165,18 +178,38 @@ class Senders:
             return Failed(letter, error_code(exc), str(exc))
         return Sent(letter, target, str(sent_id))
 
-    def move_back_to_source_queues(
-        self, queue_url: str, queue_arn: str, *, timeout: float
-    ) -> dict[str, Any] | None:
-        """A dead-letter queue of other SQS queues: SQS's own StartMessageMoveTask moves every
-        message back to the queue it came from, and this waits up to ``timeout`` seconds for
-        it. Messages it cannot move (no source queue: an EventBridge or Scheduler dead letter
-        in the same queue) are left for the run to handle one by one. Returns the task's
-        summary, or None when the queue is no other queue's dead-letter queue."""
-        sources = self.sqs.list_dead_letter_source_queues(QueueUrl=queue_url).get("queueUrls", [])
-        if not sources:
-            return None
-        started = self.sqs.start_message_move_task(SourceArn=queue_arn)
+    def source_queues(self, queue_url: str) -> list[SourceQueue]:
+        """The queues whose RedrivePolicy names this queue as their dead-letter queue
+        (ListDeadLetterSourceQueues, every page), with their ARNs."""
+        urls: list[str] = []
+        kwargs: dict[str, Any] = {"QueueUrl": queue_url, "MaxResults": 1000}
+        while True:
+            page = self.sqs.list_dead_letter_source_queues(**kwargs)
+            urls.extend(str(url) for url in page.get("queueUrls", []))
+            if not page.get("NextToken"):
+                break
+            kwargs["NextToken"] = page["NextToken"]
+        return [
+            SourceQueue(
+                url,
+                str(
+                    self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])[
+                        "Attributes"
+                    ]["QueueArn"]
+                ),
+            )
+            for url in urls
+        ]
+
+    def move_to_source_queue(
+        self, queue_arn: str, source: SourceQueue, *, timeout: float
+    ) -> dict[str, Any]:
+        """SQS's own StartMessageMoveTask from this dead-letter queue to its only source
+        queue, named as ``DestinationArn``: without it SQS sends each message back to its
+        ``DeadLetterQueueSourceArn`` and fails the task at a message that has none (one sent
+        straight to the dead-letter queue). Waits up to ``timeout`` seconds for the task and
+        returns its summary."""
+        started = self.sqs.start_message_move_task(SourceArn=queue_arn, DestinationArn=source.arn)
         handle = started["TaskHandle"]
         deadline = time.monotonic() + timeout
         task: dict[str, Any] = {}
@@ -191,7 +224,8 @@ class Senders:
             time.sleep(0.05)
         return {k: v for k, v in task.items() if k in _MOVE_TASK_FIELDS} | {
             "TaskHandle": handle,
-            "SourceQueues": sources,
+            "DestinationArn": source.arn,
+            "SourceQueues": [source.url],
         }
 
 
