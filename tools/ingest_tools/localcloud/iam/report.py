@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest_tools.localcloud.iam.actions import Need
-from ingest_tools.localcloud.iam.enforcement import ADMINISTRATOR, Authorizer
+from ingest_tools.localcloud.iam.enforcement import Authorizer
 from ingest_tools.localcloud.iam.policy import Policy, Principal, Request, evaluate
 
 __all__ = ["LOG_VARIABLE", "denials", "merge", "refused", "render", "unused", "usage", "write"]
@@ -230,7 +230,3 @@ def render(merged: dict[str, dict[str, Any]], template: dict[str, Any] | None = 
         if never and entry["effect"] == "Allow":
             lines.append(f"      never: {', '.join(never)}")
     return "\n".join(lines).lstrip("\n")
-
-
-def is_administrator(arn: str) -> bool:
-    return arn.endswith(f":role/{ADMINISTRATOR}")
