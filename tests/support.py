@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import boto3
+import pytest
 
 from ingest_tools.localcloud.cloud import ROOT, TEMPLATE
 from ingest_tools.localcloud.stack import load_template
@@ -19,8 +20,10 @@ T = TypeVar("T")
 __all__ = [
     "AWKWARD_KEYS",
     "EVENTS",
+    "LOG_DELIVERY_POLICIES",
     "ROOT",
     "TEMPLATE",
+    "cli_json",
     "load_event",
     "role_allowing",
     "sample_file",
@@ -101,3 +104,30 @@ def template_copy(tmp_path: Path, edit: Callable[[dict[str, Any]], None] | None 
     path = tmp_path / "template.json"
     path.write_text(json.dumps(template))
     return path
+
+
+def cli_json(capsys: pytest.CaptureFixture[str]) -> Any:
+    """The JSON document the command printed (Lambda logs of the local cloud share stdout)."""
+    out = "\n" + capsys.readouterr().out
+    start = max(out.rfind("\n{\n"), out.rfind("\n[\n"))
+    return json.JSONDecoder().raw_decode(out[start + 1 :])[0]
+
+
+#: SAM ``Policies`` for a state machine with a CloudWatch Logs destination: what Step
+#: Functions needs to set up the log delivery with its role (the local cloud, as AWS, refuses
+#: to create it otherwise). Template YAML, to indent under the state machine's Properties.
+LOG_DELIVERY_POLICIES = """\
+Policies:
+  - Statement:
+      - Effect: Allow
+        Action:
+          - logs:CreateLogDelivery
+          - logs:GetLogDelivery
+          - logs:UpdateLogDelivery
+          - logs:DeleteLogDelivery
+          - logs:ListLogDeliveries
+          - logs:PutResourcePolicy
+          - logs:DescribeResourcePolicies
+          - logs:DescribeLogGroups
+        Resource: "*"
+"""

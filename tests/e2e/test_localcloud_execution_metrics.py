@@ -25,7 +25,7 @@ import pytest
 from ingest_tools.doctor import Clients, Context, Status, run
 from ingest_tools.doctor.checks import specs
 from ingest_tools.localcloud.cloud import LocalCloud
-from tests.support import wait_for
+from tests.support import LOG_DELIVERY_POLICIES, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -61,27 +61,17 @@ def _machine(workflow_type: str, extra: str = "", timeout: int = 30) -> str:
     )
 
 
-EXPRESS_LOGGING = """\
+EXPRESS_LOGGING = (
+    """\
 Logging:
   Level: ERROR
   IncludeExecutionData: true
   Destinations:
     - CloudWatchLogsLogGroup:
         LogGroupArn: !GetAtt ExpressLogs.Arn
-Policies: # what Step Functions needs to set up the log delivery, as on AWS
-  - Statement:
-      - Effect: Allow
-        Action:
-          - logs:CreateLogDelivery
-          - logs:GetLogDelivery
-          - logs:UpdateLogDelivery
-          - logs:DeleteLogDelivery
-          - logs:ListLogDeliveries
-          - logs:PutResourcePolicy
-          - logs:DescribeResourcePolicies
-          - logs:DescribeLogGroups
-        Resource: "*"
 """
+    + LOG_DELIVERY_POLICIES
+)
 EXPRESS = _machine("EXPRESS", textwrap.indent(EXPRESS_LOGGING, "  "))
 
 TEMPLATE = f"""\

@@ -13,6 +13,7 @@ LOCALCLOUD_WITHOUT=<name>).
 from __future__ import annotations
 
 import json
+import textwrap
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +26,7 @@ from ingest_tools.localcloud.cloud import LocalCloud
 from ingest_tools.localcloud.execution_history import logged_history
 from ingest_tools.localcloud.features import executions
 from ingest_tools.localcloud.pipeline import wait_execution
+from tests.support import LOG_DELIVERY_POLICIES
 
 pytestmark = pytest.mark.e2e
 
@@ -47,20 +49,7 @@ def _machine(machine_type: str, group: str, level: str, data: bool) -> str:
         IncludeExecutionData: {str(data).lower()}
         Destinations:
           - CloudWatchLogsLogGroup: {{LogGroupArn: !GetAtt {group}.Arn}}
-      Policies: # what Step Functions needs to set up the log delivery, as on AWS
-        - Statement:
-            - Effect: Allow
-              Action:
-                - logs:CreateLogDelivery
-                - logs:GetLogDelivery
-                - logs:UpdateLogDelivery
-                - logs:DeleteLogDelivery
-                - logs:ListLogDeliveries
-                - logs:PutResourcePolicy
-                - logs:DescribeResourcePolicies
-                - logs:DescribeLogGroups
-              Resource: "*"
-      Definition:
+{textwrap.indent(LOG_DELIVERY_POLICIES, "      ")}      Definition:
         StartAt: Prepare
         States:
           Prepare: {{Type: Pass, ResultPath: $.prepared, Result: true, Next: Route}}

@@ -18,7 +18,7 @@ from ingest_pipeline.errors import AccessDeniedError
 from ingest_tools import cli
 from ingest_tools.localcloud.pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
-from tests.support import EVENTS, sample_file, wait_for
+from tests.support import EVENTS, cli_json, sample_file, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -28,13 +28,6 @@ GOOD = sample_file("orders-good.csv")
 @pytest.fixture
 def p(pipeline: Pipeline) -> Pipeline:
     return pipeline
-
-
-def cli_json(capsys: pytest.CaptureFixture[str]) -> Any:
-    """The JSON document the command printed (Lambda logs of the local cloud share stdout)."""
-    out = "\n" + capsys.readouterr().out
-    start = max(out.rfind("\n{\n"), out.rfind("\n[\n"))
-    return json.JSONDecoder().raw_decode(out[start + 1 :])[0]
 
 
 def dlq_url(p: Pipeline) -> str:

@@ -21,7 +21,7 @@ import pytest
 from ingest_tools import cli
 from ingest_tools.localcloud.pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
-from tests.support import sample_file, wait_for
+from tests.support import cli_json, sample_file, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -32,13 +32,6 @@ SCHEDULED = "2026-11-21T13:45:00Z"
 @pytest.fixture
 def p(pipeline: Pipeline) -> Pipeline:
     return pipeline
-
-
-def cli_json(capsys: pytest.CaptureFixture[str]) -> Any:
-    """The JSON document the command printed (Lambda logs of the local cloud share stdout)."""
-    out = "\n" + capsys.readouterr().out
-    start = max(out.rfind("\n{\n"), out.rfind("\n[\n"))
-    return json.JSONDecoder().raw_decode(out[start + 1 :])[0]
 
 
 def queue_arn(p: Pipeline, url: str) -> str:
