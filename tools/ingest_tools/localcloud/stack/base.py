@@ -52,8 +52,6 @@ class DeployedStack:
     resources: dict[str, str]  # logical id -> physical id (DescribeStackResources)
     functions: dict[str, str]  # logical id of each function -> physical function name
     environment: dict[str, str] = field(default_factory=dict)  # put into os.environ
-    #: role name -> the ManagedPolicyArns the template attaches (moto's CloudFormation drops them)
-    managed_policies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _previous_environment: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     def restore_environment(self) -> None:

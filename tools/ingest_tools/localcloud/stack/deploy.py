@@ -286,8 +286,8 @@ def deploy(
     resources, types = _physical_resources(cfn, stack_name)
     _check_state_machines(boto3.client("stepfunctions", region_name=region), resources, types)
 
-    managed = _managed_policies(transformed, resources)
-    _check_condition_keys(runtime, managed, region)
+    # moto's CloudFormation drops ManagedPolicyArns: the authorizer reads them from here
+    _check_condition_keys(runtime, _managed_policies(transformed, resources), region)
     _check_log_delivery(runtime, resources, types, region)
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
     environment, previous = _register_handlers(functions, code_dirs, region, runtime.handlers)
@@ -298,7 +298,6 @@ def deploy(
         resources=resources,
         functions=functions,
         environment=environment,
-        managed_policies=managed,
         _previous_environment=previous,
     )
 
