@@ -58,7 +58,7 @@ CHECKOV_ARGS ?= -f $(TEMPLATE) --framework cloudformation --quiet --compact --sk
 export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 export AWS_REGION ?= $(AWS_DEFAULT_REGION)
-# The local cloud's speedups (tools/ingest_tools/localcloud/speedups/): same answers, less CPU.
+# The local cloud's speedups (localcloud/src/localcloud/speedups/): same answers, less CPU.
 # `make test LOCALCLOUD_SPEEDUPS=0` runs the suite without them (everything passes, slower).
 export LOCALCLOUD_SPEEDUPS ?= 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
@@ -81,11 +81,11 @@ bootstrap:  ## create/refresh .venv, .venv-sam and .venv-checkov (no-op when up 
 # The app's dev environment: re-installed only when pyproject.toml changes (a few seconds
 # when nothing new has to be downloaded). A current pip resolves this set about twice as fast
 # as the pip 23.2 that ships with Python 3.11's ensurepip.
-$(DEV_STAMP): pyproject.toml
+$(DEV_STAMP): pyproject.toml localcloud/pyproject.toml
 	@test -x $(PY) || { echo ">> creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
-	@echo ">> installing -e .[dev] into $(VENV)"
+	@echo ">> installing -e ./localcloud -e .[dev] into $(VENV)"
 	$(PY) -m pip install $(PIP_QUIET) --upgrade pip
-	$(PY) -m pip install $(PIP_QUIET) -e '.[dev]'
+	$(PY) -m pip install $(PIP_QUIET) -e ./localcloud -e '.[dev]'
 	@touch $@
 
 # SAM CLI: the pin lives only in pyproject.toml ([project.optional-dependencies].sam).

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
-from ingest_tools.localcloud.cloud import ROOT, LocalCloud
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import ROOT, Pipeline, app_cloud
+from localcloud.cloud import LocalCloud
 
 ASL = json.loads((ROOT / "statemachines" / "pipeline.asl.json").read_text())["States"]
 GOOD = (ROOT / "events" / "files" / "orders-good.csv").read_bytes()
@@ -252,11 +252,11 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"local cloud benchmarks ({args.runs} runs per path, burst of {args.burst})", flush=True)
     with Path(os.devnull).open("w") as devnull, contextlib.redirect_stdout(devnull):  # Lambda logs
-        with LocalCloud() as cloud:
+        with app_cloud() as cloud:
             measured = paths(cloud, args.runs)
-        with LocalCloud() as cloud:
+        with app_cloud() as cloud:
             floor_figures = floor(cloud, args.floor)
-        with LocalCloud() as cloud:
+        with app_cloud() as cloud:
             burst_figures = burst(cloud, args.burst)
 
     print("\nS3 PutObject -> terminal state (ms)")

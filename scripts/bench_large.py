@@ -76,8 +76,8 @@ from boto3.s3.transfer import TransferConfig
 from bench_transform import SEED, _values
 from ingest_pipeline.logic import keys
 from ingest_pipeline.logic.contracts import load_contract
-from ingest_tools.localcloud.cloud import LocalCloud
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
+from localcloud.cloud import LocalCloud
 
 MIB = 1024 * 1024
 DATASET = "orders"

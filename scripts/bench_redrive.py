@@ -36,8 +36,8 @@ from typing import Any, Dict  # noqa: UP035 - Dict: the seed's own annotation
 
 import boto3
 
-from ingest_tools.localcloud.cloud import REGION, LocalCloud
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
+from localcloud.cloud import REGION, LocalCloud
 
 TARGET_RATIO = 3.0
 logger = logging.getLogger("seed002")

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from ingest_tools.localcloud import registry
-from ingest_tools.localcloud.patching import Kind
+from localcloud import registry
+from localcloud.patching import Kind
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,8 +10,10 @@ request and billed duration x memory). The Express figures come from the same ru
 histories by default; ``--express-from express-stack`` runs every path again on a stack
 deployed with ``WorkflowType=EXPRESS`` and prices those runs instead.
 
-    python scripts/cost_report.py            # print the Markdown tables
-    python scripts/cost_report.py --readme   # also rewrite the tables in README.md
+    python scripts/cost_report.py                # print the Markdown tables
+    python scripts/cost_report.py --write-docs   # also rewrite the tables in docs/cost.md
+
+``--readme`` is an older name for ``--write-docs`` (the tables used to live in README.md).
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ from ingest_tools.cost import (
     express_memory_estimate_mb,
     measure,
 )
-from ingest_tools.localcloud.pipeline import ROOT, Execution, Pipeline, local_pipeline
+from ingest_tools.local_pipeline import ROOT, Execution, Pipeline, local_pipeline
 
 GOOD = (ROOT / "events" / "files" / "orders-good.csv").read_bytes()
 BAD = (ROOT / "events" / "files" / "orders-bad-header.csv").read_bytes()
 KEY = "incoming/orders/cost.csv"
+#: The page whose tables ``--write-docs`` rewrites, between these markers.
+COST_DOC = ROOT / "docs" / "cost.md"
 MARK_START, MARK_END = "<!-- cost-table:start -->", "<!-- cost-table:end -->"
 #: Where the Express rows' runs come from: the Standard runs' histories (same paths, the
 #: default) or a second set of runs on a stack deployed with these parameters.
@@ -244,7 +248,14 @@ def express_table(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--readme", action="store_true", help="rewrite the tables in README.md")
+    parser.add_argument(
+        "--write-docs",
+        "--readme",
+        dest="write_docs",
+        action="store_true",
+        help="also rewrite the tables between the cost-table markers in docs/cost.md "
+        "(--readme is an older name for it)",
+    )
     parser.add_argument(
         "--express-from",
         choices=sorted(EXPRESS_SOURCES),
@@ -276,15 +287,14 @@ def main(argv: list[str] | None = None) -> int:
         "Lambda GB-seconds use local in-process durations at the template's memory sizes; "
         "on AWS the process step's duration grows with file size."
     )
-    if args.readme:
-        readme = ROOT / "README.md"
-        content = readme.read_text()
-        if MARK_START not in content:
-            print("README.md has no cost-table markers", file=sys.stderr)
+    if args.write_docs:
+        content = COST_DOC.read_text()
+        if MARK_START not in content or MARK_END not in content:
+            print(f"{COST_DOC.relative_to(ROOT)} has no cost-table markers", file=sys.stderr)
             return 1
         before, rest = content.split(MARK_START, 1)
         _, after = rest.split(MARK_END, 1)
-        readme.write_text(f"{before}{MARK_START}\n{text}{MARK_END}{after}")
+        COST_DOC.write_text(f"{before}{MARK_START}\n{text}{MARK_END}{after}")
     return 0
 
 

@@ -56,9 +56,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from pathlib import Path
 
-    from ingest_tools.localcloud.cloud import TEMPLATE
-    from ingest_tools.localcloud.iam import report
-    from ingest_tools.localcloud.stack import load_template
+    from ingest_tools.local_pipeline import TEMPLATE
+    from localcloud.iam import report
+    from localcloud.stack import load_template
 
     merged = report.merge(Path(log), TEMPLATE)
     problems = [

@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 import boto3
 import pytest
 
-from ingest_tools.localcloud.cloud import ROOT, TEMPLATE
-from ingest_tools.localcloud.stack import load_template
+from ingest_tools.local_pipeline import ROOT, TEMPLATE
+from localcloud.stack import load_template
 
 EVENTS = ROOT / "events"
 T = TypeVar("T")

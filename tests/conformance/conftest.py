@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
 from tests.e2e.conftest import cloud, pipeline
 
 __all__ = ["cloud", "p", "pipeline"]

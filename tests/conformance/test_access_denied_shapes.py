@@ -45,10 +45,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from ingest_tools.localcloud.iam import enforcement
-from ingest_tools.localcloud.iam.actions import Need, required
-from ingest_tools.localcloud.iam.enforcement import Authorizer, Caller, denial_message
-from ingest_tools.localcloud.iam.policy import Decision
+from localcloud.iam import enforcement
+from localcloud.iam.actions import Need, required
+from localcloud.iam.enforcement import Authorizer, Caller, denial_message
+from localcloud.iam.policy import Decision
 
 pytestmark = pytest.mark.conformance
 

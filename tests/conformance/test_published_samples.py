@@ -26,7 +26,7 @@ import boto3
 import pytest
 
 from ingest_pipeline.logic import keys
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver, RedriveReport
 from tests.support import sample_file
 

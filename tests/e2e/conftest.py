@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from ingest_tools.localcloud.cloud import LocalCloud
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline, app_cloud
+from localcloud.cloud import LocalCloud
 
 
 @pytest.fixture
 def cloud() -> Iterator[LocalCloud]:
-    with LocalCloud() as running:
+    with app_cloud() as running:
         yield running
 
 

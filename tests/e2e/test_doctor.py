@@ -23,8 +23,7 @@ from boto3.dynamodb.types import TypeSerializer
 from ingest_pipeline.models import iso_ms, state_pk, state_sk
 from ingest_tools import cli
 from ingest_tools.doctor import Clients, Context, Status, run
-from ingest_tools.localcloud.cloud import LocalCloud
-from ingest_tools.localcloud.pipeline import REGION, Pipeline
+from ingest_tools.local_pipeline import REGION, Pipeline, app_cloud
 from tests.support import sample_file
 
 pytestmark = pytest.mark.e2e
@@ -61,7 +60,7 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """One deployed stack for the module, after one object has been processed."""
-    with LocalCloud() as cloud:
+    with app_cloud() as cloud:
         p = Pipeline(cloud)
         _, run_ = p.ingest("incoming/orders/healthy.csv", GOOD)
         assert run_.status == "SUCCEEDED"

@@ -12,8 +12,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
-from ingest_tools.localcloud.cloud import REGION, LocalCloud
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
+from localcloud.cloud import REGION, LocalCloud
 from tests.support import AWKWARD_KEYS, sample_file, wait_for
 
 pytestmark = pytest.mark.e2e

@@ -19,7 +19,7 @@ from typing import Any
 import boto3
 import pytest
 
-from ingest_tools.localcloud.cloud import LocalCloud
+from localcloud.cloud import LocalCloud
 from tests.support import wait_for
 
 pytestmark = pytest.mark.e2e

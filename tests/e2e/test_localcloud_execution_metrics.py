@@ -24,7 +24,7 @@ import pytest
 
 from ingest_tools.doctor import Clients, Context, Status, run
 from ingest_tools.doctor.checks import specs
-from ingest_tools.localcloud.cloud import LocalCloud
+from localcloud.cloud import LocalCloud
 from tests.support import LOG_DELIVERY_POLICIES, wait_for
 
 pytestmark = pytest.mark.e2e

@@ -22,10 +22,10 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from ingest_tools.localcloud.cloud import LocalCloud
-from ingest_tools.localcloud.execution_history import logged_history
-from ingest_tools.localcloud.features import executions
-from ingest_tools.localcloud.pipeline import wait_execution
+from ingest_tools.local_pipeline import wait_execution
+from localcloud.cloud import LocalCloud
+from localcloud.execution_history import logged_history
+from localcloud.features import executions
 from tests.support import LOG_DELIVERY_POLICIES
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
 from tests.support import load_event, role_allowing, sample_file, wait_for
 

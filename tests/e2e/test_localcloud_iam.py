@@ -20,9 +20,9 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.cloudwatch.models import cloudwatch_backends
 
-from ingest_tools.localcloud.cloud import LocalCloud
-from ingest_tools.localcloud.pipeline import Pipeline
-from ingest_tools.localcloud.stack import StackDeployError
+from ingest_tools.local_pipeline import Pipeline
+from localcloud.cloud import LocalCloud
+from localcloud.stack import StackDeployError
 from tests.support import sample_file, template_copy
 
 pytestmark = pytest.mark.e2e

@@ -16,7 +16,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from ingest_tools.localcloud.cloud import REGION, LocalCloud
+from localcloud.cloud import REGION, LocalCloud
 from tests.support import ROOT
 
 pytestmark = pytest.mark.e2e

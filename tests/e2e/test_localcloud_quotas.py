@@ -20,8 +20,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from ingest_tools.localcloud.cloud import LocalCloud
-from ingest_tools.localcloud.pipeline import wait_execution
+from ingest_tools.local_pipeline import wait_execution
+from localcloud.cloud import LocalCloud
 
 pytestmark = pytest.mark.e2e
 

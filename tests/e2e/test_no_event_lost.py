@@ -17,7 +17,7 @@ from ingest_pipeline.dal import state
 from ingest_pipeline.errors import AccessDeniedError
 from ingest_pipeline.logic import identity, keys
 from ingest_pipeline.logic.reconcile import ObjectVersion
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
 from tests.support import AWKWARD_KEYS, load_event, sample_file, wait_for
 

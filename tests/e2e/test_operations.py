@@ -18,8 +18,7 @@ import pytest
 
 from ingest_pipeline.errors import AccessDeniedError, ErrorClass, StorageUnavailableError
 from ingest_pipeline.observability import logger
-from ingest_tools.localcloud.cloud import ROOT
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import ROOT, Pipeline
 from tests.support import sample_file
 
 pytestmark = pytest.mark.e2e

@@ -16,7 +16,7 @@ import boto3
 import pytest
 
 from ingest_pipeline.errors import StorageUnavailableError
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
 from tests.support import load_event, sample_file
 
 pytestmark = pytest.mark.e2e

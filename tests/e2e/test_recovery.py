@@ -16,7 +16,7 @@ import pytest
 
 from ingest_pipeline.errors import AccessDeniedError
 from ingest_tools import cli
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
 from tests.support import EVENTS, cli_json, sample_file, wait_for
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ingest_tools import cli
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
 from tests.support import cli_json, sample_file, wait_for
 

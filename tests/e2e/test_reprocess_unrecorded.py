@@ -17,7 +17,7 @@ import pytest
 from ingest_pipeline.logic.reconcile import ActionKind, execution_name
 from ingest_pipeline.models import ObjectVersion
 from ingest_tools import cli
-from ingest_tools.localcloud.pipeline import Pipeline
+from ingest_tools.local_pipeline import Pipeline
 from tests.support import sample_file
 
 pytestmark = pytest.mark.e2e

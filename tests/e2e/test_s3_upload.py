@@ -11,7 +11,7 @@ from boto3.s3.transfer import TransferConfig
 
 from ingest_pipeline.dal import s3 as s3_dal
 from ingest_pipeline.errors import DataError
-from ingest_tools.localcloud.cloud import REGION, LocalCloud
+from localcloud.cloud import REGION, LocalCloud
 
 pytestmark = pytest.mark.e2e
 

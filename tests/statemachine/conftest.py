@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ingest_tools.localcloud.pipeline import (
+from ingest_tools.local_pipeline import (
     MOTO_CONFIG,
     REGION,
     Execution,

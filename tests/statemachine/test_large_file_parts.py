@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest_tools.localcloud.pipeline import local_pipeline
+from ingest_tools.local_pipeline import local_pipeline
 from tests.statemachine.test_large_file_path import (
     KEY,
     OUT,

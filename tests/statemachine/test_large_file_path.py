@@ -16,7 +16,7 @@ import pytest
 
 from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.transform import Summary, convert
-from ingest_tools.localcloud.pipeline import Execution, Pipeline, local_pipeline
+from ingest_tools.local_pipeline import Execution, Pipeline, local_pipeline
 from tests.support import wait_for
 
 pytestmark = pytest.mark.statemachine

@@ -20,8 +20,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from ingest_tools.localcloud.registry import patch_set
-from ingest_tools.localcloud.runtime import Runtime
+from localcloud.registry import patch_set
+from localcloud.runtime import Runtime
 from tests.statemachine.conftest import MOTO_CONFIG, REGION
 from tests.support import ROOT, wait_for
 

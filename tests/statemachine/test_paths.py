@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
-from ingest_tools.localcloud.pipeline import local_pipeline
+from ingest_tools.local_pipeline import local_pipeline
 from tests.statemachine.conftest import Pipeline
 from tests.statemachine.test_large_file_path import HANDOFF, LARGE
 from tests.support import AWKWARD_KEYS, sample_file, wait_for

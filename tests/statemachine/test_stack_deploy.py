@@ -1,4 +1,4 @@
-"""template.yaml deployed into moto through CloudFormation (ingest_tools.localcloud.stack)."""
+"""template.yaml deployed into moto through CloudFormation (localcloud.stack)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from ingest_tools.localcloud.cloud import (
+from localcloud.cloud import (
     LOCAL_ENV,
     MOTO_CONFIG,
     POWERTOOLS_LAYER,
@@ -24,9 +24,9 @@ from ingest_tools.localcloud.cloud import (
     ROOT,
     TEMPLATE,
 )
-from ingest_tools.localcloud.registry import patch_set
-from ingest_tools.localcloud.runtime import Runtime
-from ingest_tools.localcloud.stack import (
+from localcloud.registry import patch_set
+from localcloud.runtime import Runtime
+from localcloud.stack import (
     DeployedStack,
     StackDeployError,
     UnsupportedPropertyError,

@@ -240,8 +240,8 @@ def test_an_unexpected_error_is_a_bug_with_its_traceback(
     def broken(args: object) -> int:
         raise KeyError("oops")
 
-    monkeypatch.setattr(cli, "_local_patches", broken)
-    assert cli.main(["local", "patches"]) == cli.EXIT_BUG
+    monkeypatch.setattr(cli, "_local_demo", broken)
+    assert cli.main(["local", "demo"]) == cli.EXIT_BUG
     err = capsys.readouterr().err
     assert "Traceback" in err and "KeyError" in err
     assert err.strip().splitlines()[-1].endswith("please report it with the traceback above")

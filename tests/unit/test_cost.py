@@ -22,7 +22,7 @@ from ingest_tools.cost import (
     express_memory_estimate_mb,
     measure,
 )
-from ingest_tools.localcloud.pipeline import Execution
+from ingest_tools.local_pipeline import Execution
 
 T0 = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC)
 PROCESS = "ingest-ProcessFunction"

@@ -44,7 +44,7 @@ from typing import Any
 import pytest
 from botocore.handlers import handle_copy_source_param
 
-from ingest_tools.localcloud.iam.actions import Need, arn_of_queue_url, required
+from localcloud.iam.actions import Need, arn_of_queue_url, required
 
 pytestmark = pytest.mark.unit
 

@@ -51,7 +51,7 @@ from typing import Any
 import pytest
 from samtranslator.yaml_helper import yaml_parse
 
-from ingest_tools.localcloud.iam.policy import (
+from localcloud.iam.policy import (
     OPERATORS,
     Policy,
     PolicyError,

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from ingest_pipeline.errors import InvalidEventError
 from ingest_pipeline.logic import identity
 from ingest_pipeline.logic.identity import ObjectIdentity, SourceVersion
-from ingest_tools.localcloud.features.transformer import apply_input_transformer
 from ingest_tools.recovery.formats import replay_event
+from localcloud.features.transformer import apply_input_transformer
 from tests.support import AWKWARD_KEYS, TEMPLATE, load_event
 
 pytestmark = pytest.mark.unit

@@ -14,19 +14,19 @@ import botocore.session
 import pytest
 from moto.stepfunctions.exceptions import InvalidArn
 
-from ingest_tools.localcloud.cloud import (
+from localcloud.cloud import (
     PARAMETER_OVERRIDES_VARIABLE,
     LocalCloud,
     parameter_overrides,
 )
-from ingest_tools.localcloud.execution_history import details_key, history_event, log_group_name
-from ingest_tools.localcloud.fixes.sfn_execution_logs import (
+from localcloud.execution_history import details_key, history_event, log_group_name
+from localcloud.fixes.sfn_execution_logs import (
     log_record,
     logging_configuration,
     stream_name,
 )
-from ingest_tools.localcloud.fixes.sfn_express_definitions import express_definition_problem
-from ingest_tools.localcloud.fixes.sfn_express_executions import (
+from localcloud.fixes.sfn_express_definitions import express_definition_problem
+from localcloud.fixes.sfn_express_executions import (
     dispatched_by_map_run,
     express_execution_arn,
     is_express_execution_arn,

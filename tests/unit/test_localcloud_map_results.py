@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from ingest_tools.localcloud.fixes.sfn_map_result_writer import child_entry, manifest, result_files
-from ingest_tools.localcloud.fixes.sfn_map_tolerated_failures import exceeded
+from localcloud.fixes.sfn_map_result_writer import child_entry, manifest, result_files
+from localcloud.fixes.sfn_map_tolerated_failures import exceeded
 
 pytestmark = pytest.mark.unit
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ingest_tools.localcloud import registry
-from ingest_tools.localcloud.patching import (
+from localcloud import registry
+from localcloud.patching import (
     Kind,
     Patch,
     PatchError,
@@ -19,7 +19,7 @@ from ingest_tools.localcloud.patching import (
     moto_version,
     version_in_range,
 )
-from ingest_tools.localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 pytestmark = pytest.mark.unit
 

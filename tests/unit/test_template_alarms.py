@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from ingest_tools.localcloud.cloud import ROOT, TEMPLATE
-from ingest_tools.localcloud.stack import load_template, localize, sam_transform
+from ingest_tools.local_pipeline import ROOT, TEMPLATE
+from localcloud.stack import load_template, localize, sam_transform
 
 pytestmark = pytest.mark.unit
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from ingest_tools.localcloud.cloud import ROOT, TEMPLATE
-from ingest_tools.localcloud.stack import load_template
+from ingest_tools.local_pipeline import ROOT, TEMPLATE
+from localcloud.stack import load_template
 
 pytestmark = pytest.mark.unit
 

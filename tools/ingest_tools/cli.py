@@ -26,9 +26,7 @@ import argparse
 import json
 import os
 import re
-import signal
 import sys
-import threading
 import traceback
 from collections.abc import Iterator
 from datetime import timedelta
@@ -86,52 +84,15 @@ def _existing_file(path: str, flag: str) -> Path:
 
 
 def _local_up(args: argparse.Namespace) -> int:
-    from ingest_tools.localcloud.cloud import LocalCloud
+    from localcloud.cli import serve_until_stopped
 
-    # Input is checked before the (slow) deploy: a typo fails at once, in one line.
-    template = _existing_file(args.template, "--template")
-    faults = _read_json(args.faults, "--faults") if args.faults else None
-    if faults is not None and not isinstance(faults, dict):
-        raise CommandError(f"--faults {args.faults}: expected a JSON object, not {faults!r:.40}")
-    cloud = LocalCloud(
-        template,
-        time_scale=1.0 if args.real_time else 0.0,
-        iam=None if args.iam is None else args.iam == "on",
-    )
-    print(f"deploying {args.template} into the local cloud ...", file=sys.stderr)
-    cloud.start()
-    stop = threading.Event()
-    try:
-        if faults is not None:
-            try:
-                cloud.load_faults(faults)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise CommandError(f"--faults {args.faults}: {exc}") from exc
-        server = cloud.serve(args.host, args.port)
-        described = cloud.describe()
-        text = json.dumps(described, indent=2)
-        print(text, flush=True)
-        if args.outputs:
-            Path(args.outputs).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.outputs).write_text(text + "\n")
-        print(
-            f"local cloud listening on {server.url} (admin API: {server.url}/_localcloud/); "
-            "Ctrl-C stops it.\n"
-            f"  IAM: {'enforced for the stack' if cloud.iam else 'off'}"
-            " (the stack's functions, workflows, rules and schedules call with their roles;"
-            " clients of this endpoint are the administrator)\n"
-            f"  aws --endpoint-url {server.url} s3 cp FILE "
-            f"s3://{described['outputs']['IngestBucketName']}/incoming/orders/FILE",
-            file=sys.stderr,
-            flush=True,
-        )
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda *_: stop.set())
-        stop.wait()
-        print("stopping the local cloud ...", file=sys.stderr)
-    finally:
-        cloud.stop()
-    return 0
+    def banner(described: dict[str, Any], url: str) -> list[str]:
+        bucket = described["outputs"].get("IngestBucketName")
+        if bucket is None:  # another template: localcloud's own hint
+            return [f"  outputs: {', '.join(sorted(described['outputs'])) or 'none'}"]
+        return [f"  aws --endpoint-url {url} s3 cp FILE s3://{bucket}/incoming/orders/FILE"]
+
+    return serve_until_stopped(args, banner)
 
 
 def _local_demo(args: argparse.Namespace) -> int:
@@ -143,63 +104,6 @@ def _local_demo(args: argparse.Namespace) -> int:
         workflow_type=args.workflow_type,
         iam_report=args.iam_report,
     )
-
-
-def _local_iam_report(args: argparse.Namespace) -> int:
-    """What each statement of the template allowed in the logged runs; exit 1 when an Allow
-    statement was never needed and the template does not justify it."""
-    from ingest_tools.localcloud.iam import report
-    from ingest_tools.localcloud.stack import load_template
-
-    template = load_template(_existing_file(args.template, "--template"))
-    if not Path(args.log).is_dir():
-        raise CommandError(f"{args.log}: no such directory (the LOCALCLOUD_IAM_LOG of the runs)")
-    merged = report.merge(Path(args.log), Path(args.template))
-    if not merged:
-        print(f"no runs of {args.template} logged in {args.log}", file=sys.stderr)
-        return 2
-    print(report.render(merged, template))
-    unused = report.unused(merged, template)
-    if unused:
-        print(f"\n{len(unused)} unused grant(s) without a reason: {', '.join(unused)}")
-    return 1 if unused else 0
-
-
-def _local_patches(args: argparse.Namespace) -> int:
-    """The local cloud's patches of moto/botocore: kind, targets, reason, moto range, test."""
-    from ingest_tools.localcloud import registry
-    from ingest_tools.localcloud.patching import PatchSet, moto_version
-    from ingest_tools.localcloud.runtime import Runtime
-
-    patches = PatchSet(registry.ALL)
-    runtime = Runtime()
-    try:
-        rows = patches.inventory(runtime)
-        _, problems = patches.targets(runtime)
-    finally:
-        runtime.close()
-    if args.json:
-        print(json.dumps({"moto": moto_version(), "patches": rows, "problems": problems}, indent=2))
-        return 1 if problems else 0
-    counts = {
-        kind: sum(1 for r in rows if r["kind"] == kind) for kind in ("fix", "feature", "speedup")
-    }
-    targets = sum(len(r["targets"]) for r in rows)
-    print(
-        f"moto {moto_version()}: {len(rows)} patches ({counts['fix']} fixes, "
-        f"{counts['feature']} features, {counts['speedup']} speedups), {targets} attributes"
-    )
-    for row in rows:
-        print(f"\n[{row['kind']}] {row['name']}  ({row['module']}; moto {row['moto']})")
-        print(f"  why:  {row['reason']}")
-        print(f"  test: {row['test']}")
-        if row["upstream"]:
-            print(f"  moto: {row['upstream']}")
-        for target in row["targets"]:
-            print(f"  - {target}")
-    for problem in problems:
-        print(f"PROBLEM: {problem}", file=sys.stderr)
-    return 1 if problems else 0
 
 
 # --- recovery commands -----------------------------------------------------------------
@@ -453,30 +357,16 @@ def _aws_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ingest_tools.localcloud.cloud import TEMPLATE
+    from ingest_tools.local_pipeline import STACK_NAME, TEMPLATE
+    from localcloud.cli import add_commands
 
     parser = argparse.ArgumentParser(prog="ingestctl", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     local = commands.add_parser("local", help="the embedded local cloud (moto, no Docker)")
     local_cmds = local.add_subparsers(dest="local_command", required=True)
-    up = local_cmds.add_parser("up", help="deploy template.yaml and serve it on 127.0.0.1")
-    up.add_argument("--port", type=int, default=4566)
-    up.add_argument("--host", default="127.0.0.1")
-    up.add_argument("--outputs", help="also write the stack outputs (JSON) to this file")
-    up.add_argument("--faults", help="faults file (JSON) to arm at start")
-    up.add_argument(
-        "--real-time",
-        action="store_true",
-        help="really sleep for retries/Wait states (default: virtual clock)",
-    )
-    up.add_argument("--template", default=str(TEMPLATE))
-    up.add_argument(
-        "--iam",
-        choices=["on", "off"],
-        help="authorize every call as AWS would (default: LOCALCLOUD_IAM, else on)",
-    )
-    up.set_defaults(func=_local_up)
+    add_commands(local_cmds, up=_local_up)
+    local_cmds.choices["up"].set_defaults(stack_name=STACK_NAME)
     demo = local_cmds.add_parser("demo", help="run every workflow path and print a table")
     demo.add_argument("--template", default=str(TEMPLATE))
     demo.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -490,17 +380,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--iam-report", action="store_true", help="then print what each IAM statement allowed"
     )
     demo.set_defaults(func=_local_demo)
-    iam_report = local_cmds.add_parser(
-        "iam-report", help="what each IAM statement allowed in runs logged with LOCALCLOUD_IAM_LOG"
-    )
-    iam_report.add_argument("log", help="the LOCALCLOUD_IAM_LOG directory of the runs")
-    iam_report.add_argument("--template", default=str(TEMPLATE))
-    iam_report.set_defaults(func=_local_iam_report)
-    patches = local_cmds.add_parser(
-        "patches", help="list the local cloud's patches of moto (kind, reason, test)"
-    )
-    patches.add_argument("--json", action="store_true", help="print the inventory as JSON")
-    patches.set_defaults(func=_local_patches)
     _recovery_commands(commands)
     return parser
 
@@ -705,9 +584,11 @@ def _other_explainers() -> list[tuple[tuple[type[BaseException], ...], Any]]:
         PipelineError,
         TransientError,
     )
+    from localcloud.cli import UsageError
+    from localcloud.stack import StackDeployError
 
     return [
-        ((CommandError,), str),
+        ((CommandError, UsageError, StackDeployError), str),
         (
             (TransientError,),
             lambda exc: f"AWS kept failing after retries: {exc.message}; try again later",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ingest_tools.localcloud.pipeline import Execution
+from ingest_tools.local_pipeline import Execution
 
 __all__ = [
     "EXPRESS_BILLING_INCREMENT_MS",

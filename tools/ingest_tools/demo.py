@@ -23,9 +23,9 @@ import boto3
 
 from ingest_pipeline.errors import StorageUnavailableError
 from ingest_tools.cost import S3Counter, measure
-from ingest_tools.localcloud.cloud import ROOT, TEMPLATE, LocalCloud
-from ingest_tools.localcloud.iam import report
-from ingest_tools.localcloud.pipeline import Execution, Pipeline
+from ingest_tools.local_pipeline import ROOT, TEMPLATE, Execution, Pipeline, app_cloud
+from localcloud.cloud import LocalCloud
+from localcloud.iam import report
 
 __all__ = ["Row", "run_demo", "run_scenarios"]
 
@@ -306,7 +306,7 @@ def run_demo(
         _environment(report.LOG_VARIABLE, str(iam_log) if iam_report else None),
         LOG_FILE.open("w") as logs,
         contextlib.redirect_stdout(logs),
-        LocalCloud(
+        app_cloud(
             template, parameters={"WorkflowType": workflow_type} if workflow_type else None
         ) as cloud,
     ):
@@ -333,7 +333,7 @@ def run_demo(
             f"Lambda logs: {LOG_FILE.relative_to(ROOT)}"
         )
     if iam_report:
-        from ingest_tools.localcloud.stack import load_template
+        from localcloud.stack import load_template
 
         print("\nIAM: what each statement of the template allowed in this run\n")
         print(report.render(report.merge(iam_log, template), load_template(template)))

@@ -1,0 +1,233 @@
+"""localcloud: serve any SAM template's event graph on 127.0.0.1, without Docker.
+
+localcloud up [--template template.yaml] [--port 4566] [--outputs FILE] [--faults FILE]
+              [--parameter-overrides 'Key=Value ...'] [--stack-name NAME] [--iam on|off]
+localcloud patches [--json]
+localcloud iam-report DIR [--template template.yaml]
+
+Exit status: 0 done; 1 problems found (patch targets missing, unused IAM grants); 2 bad input
+(one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from localcloud.cloud import STACK_NAME, TEMPLATE, LocalCloud, parameter_overrides
+from localcloud.stack import StackDeployError
+
+__all__ = ["UsageError", "build_parser", "iam_report", "main", "patches", "serve_until_stopped"]
+
+
+class UsageError(ValueError):
+    """Input that cannot be used (a missing or malformed file): one line, exit 2."""
+
+
+def read_json(path: str, flag: str) -> Any:
+    """A JSON file named by ``flag``; a missing or malformed file is a UsageError."""
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise UsageError(f"{flag} {path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{flag} {path} is not valid JSON: {exc.msg} at line {exc.lineno} column "
+            f"{exc.colno}; fix the file"
+        ) from None
+
+
+def existing_file(path: str, flag: str) -> Path:
+    if not Path(path).is_file():
+        raise UsageError(f"{flag} {path}: no such file")
+    return Path(path)
+
+
+def _bucket_hint(cloud: LocalCloud, url: str) -> list[str]:
+    """One ``aws s3 cp`` line per bucket of the stack: the way in for an S3-triggered graph."""
+    resources = cloud.stack.resources if cloud.stack else {}
+    types = cloud.stack.types if cloud.stack else {}
+    return [
+        f"  aws --endpoint-url {url} s3 cp FILE s3://{resources[lid]}/  ({lid})"
+        for lid, kind in sorted(types.items())
+        if kind == "AWS::S3::Bucket" and lid in resources
+    ]
+
+
+def serve_until_stopped(
+    args: argparse.Namespace, banner: Callable[[dict[str, Any], str], list[str]] | None = None
+) -> int:
+    """Deploy ``args.template``, serve it, print the outputs (stdout) and a banner (stderr),
+    and run until SIGINT/SIGTERM. ``banner(described, url)`` adds lines of the caller's."""
+    # Input is checked before the (slow) deploy: a typo fails at once, in one line.
+    template = existing_file(args.template, "--template")
+    faults = read_json(args.faults, "--faults") if args.faults else None
+    if faults is not None and not isinstance(faults, dict):
+        raise UsageError(f"--faults {args.faults}: expected a JSON object, not {faults!r:.40}")
+    try:
+        overrides = parameter_overrides(getattr(args, "parameter_overrides", None) or "")
+    except ValueError as exc:
+        raise UsageError(f"--parameter-overrides: {exc}") from None
+    cloud = LocalCloud(
+        template,
+        stack_name=args.stack_name,
+        parameters=overrides,
+        time_scale=1.0 if args.real_time else 0.0,
+        iam=None if args.iam is None else args.iam == "on",
+    )
+    print(f"deploying {args.template} into the local cloud ...", file=sys.stderr)
+    cloud.start()
+    stop = threading.Event()
+    try:
+        if faults is not None:
+            try:
+                cloud.load_faults(faults)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise UsageError(f"--faults {args.faults}: {exc}") from exc
+        server = cloud.serve(args.host, args.port)
+        described = cloud.describe()
+        text = json.dumps(described, indent=2)
+        print(text, flush=True)
+        if args.outputs:
+            Path(args.outputs).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.outputs).write_text(text + "\n")
+        lines = [
+            f"local cloud listening on {server.url} (admin API: {server.url}/_localcloud/); "
+            "Ctrl-C stops it.",
+            f"  IAM: {'enforced for the stack' if cloud.iam else 'off'}"
+            " (the stack's functions, workflows, rules and schedules call with their roles;"
+            " clients of this endpoint are the administrator)",
+            *(banner(described, server.url) if banner else _bucket_hint(cloud, server.url)),
+        ]
+        print("\n".join(lines), file=sys.stderr, flush=True)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: stop.set())
+        stop.wait()
+        print("stopping the local cloud ...", file=sys.stderr)
+    finally:
+        cloud.stop()
+    return 0
+
+
+def iam_report(args: argparse.Namespace) -> int:
+    """What each statement of the template allowed in the logged runs; exit 1 when an Allow
+    statement was never needed and the template does not justify it."""
+    from localcloud.iam import report
+    from localcloud.stack import load_template
+
+    template = load_template(existing_file(args.template, "--template"))
+    if not Path(args.log).is_dir():
+        raise UsageError(f"{args.log}: no such directory (the LOCALCLOUD_IAM_LOG of the runs)")
+    merged = report.merge(Path(args.log), Path(args.template))
+    if not merged:
+        print(f"no runs of {args.template} logged in {args.log}", file=sys.stderr)
+        return 2
+    print(report.render(merged, template))
+    unused = report.unused(merged, template)
+    if unused:
+        print(f"\n{len(unused)} unused grant(s) without a reason: {', '.join(unused)}")
+    return 1 if unused else 0
+
+
+def patches(args: argparse.Namespace) -> int:
+    """The local cloud's patches of moto/botocore: kind, targets, reason, moto range, test."""
+    from localcloud import registry
+    from localcloud.patching import PatchSet, moto_version
+    from localcloud.runtime import Runtime
+
+    patch_set = PatchSet(registry.ALL)
+    runtime = Runtime()
+    try:
+        rows = patch_set.inventory(runtime)
+        _, problems = patch_set.targets(runtime)
+    finally:
+        runtime.close()
+    if args.json:
+        print(json.dumps({"moto": moto_version(), "patches": rows, "problems": problems}, indent=2))
+        return 1 if problems else 0
+    counts = {
+        kind: sum(1 for r in rows if r["kind"] == kind) for kind in ("fix", "feature", "speedup")
+    }
+    targets = sum(len(r["targets"]) for r in rows)
+    print(
+        f"moto {moto_version()}: {len(rows)} patches ({counts['fix']} fixes, "
+        f"{counts['feature']} features, {counts['speedup']} speedups), {targets} attributes"
+    )
+    for row in rows:
+        print(f"\n[{row['kind']}] {row['name']}  ({row['module']}; moto {row['moto']})")
+        print(f"  why:  {row['reason']}")
+        print(f"  test: {row['test']}")
+        if row["upstream"]:
+            print(f"  moto: {row['upstream']}")
+        for target in row["targets"]:
+            print(f"  - {target}")
+    for problem in problems:
+        print(f"PROBLEM: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def add_commands(commands: Any, *, up: Callable[[argparse.Namespace], int]) -> None:
+    """The ``up``, ``iam-report`` and ``patches`` sub-commands (also under ``ingestctl local``)."""
+    serve = commands.add_parser("up", help="deploy a SAM template and serve it on 127.0.0.1")
+    serve.add_argument("--template", default=str(TEMPLATE))
+    serve.add_argument("--stack-name", default=STACK_NAME, help="the stack's name (AWS::StackName)")
+    serve.add_argument(
+        "--parameter-overrides", help="as sam deploy takes them: 'Key=Value Key2=Value2'"
+    )
+    serve.add_argument("--port", type=int, default=4566)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--outputs", help="also write the stack outputs (JSON) to this file")
+    serve.add_argument("--faults", help="faults file (JSON) to arm at start")
+    serve.add_argument(
+        "--real-time",
+        action="store_true",
+        help="really sleep for retries/Wait states (default: virtual clock)",
+    )
+    serve.add_argument(
+        "--iam",
+        choices=["on", "off"],
+        help="authorize every call as AWS would (default: LOCALCLOUD_IAM, else on)",
+    )
+    serve.set_defaults(func=up)
+    report = commands.add_parser(
+        "iam-report", help="what each IAM statement allowed in runs logged with LOCALCLOUD_IAM_LOG"
+    )
+    report.add_argument("log", help="the LOCALCLOUD_IAM_LOG directory of the runs")
+    report.add_argument("--template", default=str(TEMPLATE))
+    report.set_defaults(func=iam_report)
+    listed = commands.add_parser(
+        "patches", help="list the local cloud's patches of moto (kind, reason, test)"
+    )
+    listed.add_argument("--json", action="store_true", help="print the inventory as JSON")
+    listed.set_defaults(func=patches)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="localcloud", description=__doc__.split("\n\n")[0])
+    add_commands(parser.add_subparsers(dest="command", required=True), up=serve_until_stopped)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args: Any = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+    except (UsageError, StackDeployError) as exc:
+        print(f"localcloud {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

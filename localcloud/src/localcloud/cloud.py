@@ -1,0 +1,372 @@
+"""The local cloud: the real template.yaml deployed into an embedded moto, whole event graph live.
+
+One implementation, two ways in:
+
+* in-process (tests, demo, bench)::
+
+      with LocalCloud() as cloud:          # deploys template.yaml
+          cloud.faults.fail_operation("dynamodb", "UpdateItem", "ThrottlingException")
+          boto3.client("s3").put_object(Bucket=cloud.outputs["BucketName"], ...)
+          cloud.deliveries.drain()
+
+* served over HTTP for the AWS CLI / boto3 (``ingestctl local up``)::
+
+      cloud = LocalCloud().start()
+      server = cloud.serve(port=4566)  # http://127.0.0.1:4566, + /_localcloud/ admin API
+
+What runs: the patches of registry.py, by kind (fixes/ where moto differs from AWS,
+features/ for what moto does not do: in-process Lambda handlers, rule delivery, event source
+mappings, the virtual clock, faults, message move tasks; speedups/ when switched on), each
+built for this cloud's ``Runtime`` (its handlers, faults, clock and deliveries: no module
+globals); scheduler.py fires schedules on demand; stack.py deploys the template
+(SAM transform -> moto, refusing what it cannot run).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import boto3
+import botocore.loaders
+import botocore.session
+from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+
+from localcloud import registry
+from localcloud.features import delivery, executions
+from localcloud.features.clock import Clock
+from localcloud.features.delivery import DeliveryLog
+from localcloud.features.event_source_mappings import EventSourceMappings
+from localcloud.features.faults import Faults
+from localcloud.features.scheduler import Schedules
+from localcloud.iam.enforcement import iam_enabled
+from localcloud.patching import PatchSet
+from localcloud.runtime import Handler, Runtime
+from localcloud.stack import DeployedStack, deploy, put_public_parameter
+from localcloud.stack.template import load_template
+
+__all__ = [
+    "LOCAL_ENV",
+    "MOTO_CONFIG",
+    "PARAMETER_OVERRIDES_VARIABLE",
+    "REGION",
+    "TEMPLATE",
+    "LocalCloud",
+    "local_cloud",
+    "parameter_overrides",
+]
+
+TEMPLATE = Path("template.yaml")  # as sam: the template.yaml of the working directory
+STACK_NAME = "local"
+REGION = "us-east-1"
+MOTO_CONFIG: Any = {
+    "stepfunctions": {"execute_state_machine": True},
+    "lambda": {"use_docker": False},
+}
+LOCAL_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "POWERTOOLS_TRACE_DISABLED": "1",  # no X-Ray daemon here
+}
+# The public Powertools layer the template resolves through SSM (seeded into moto).
+POWERTOOLS_LAYER_PARAMETER = "/aws/service/powertools/python/arm64/python3.13/3.37.0"
+POWERTOOLS_LAYER = (
+    "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:1"
+)
+_MOTO_EVAL_LOGGER = "moto.stepfunctions.parser.asl.component.eval_component"
+# Parameter overrides for every LocalCloud of the process, as `sam deploy --parameter-overrides`
+# takes them ("Key=Value Key2=Value2"); see LocalCloud.
+PARAMETER_OVERRIDES_VARIABLE = "LOCALCLOUD_PARAMETER_OVERRIDES"
+_ACTIVE = threading.Lock()  # moto's backends are process-global: one cloud at a time
+
+
+_LOADER = botocore.loaders.create_loader()  # service models, parsed once per process
+
+
+def _default_session(region: str) -> None:
+    """moto clears boto3's default session for each mock; the new one reuses one loader, so
+    every client does not parse its service model (~50 ms each) again per LocalCloud."""
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _LOADER)
+    boto3.setup_default_session(botocore_session=core, region_name=region)
+
+
+def parameter_overrides(text: str) -> dict[str, str]:
+    """``sam deploy --parameter-overrides`` syntax: ``Key=Value Key2='a b'`` (shell quoting),
+    or ``ParameterKey=Key,ParameterValue=Value`` items."""
+    overrides: dict[str, str] = {}
+    for item in shlex.split(text):
+        if item.startswith("ParameterKey="):
+            fields = dict(part.split("=", 1) for part in item.split(",", 1) if "=" in part)
+            if "ParameterKey" not in fields or "ParameterValue" not in fields:
+                raise ValueError(f"{PARAMETER_OVERRIDES_VARIABLE}: cannot read {item!r}")
+            overrides[fields["ParameterKey"]] = fields["ParameterValue"]
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{PARAMETER_OVERRIDES_VARIABLE}: {item!r} is not Key=Value")
+        overrides[key] = value
+    return overrides
+
+
+def _environment_parameters(template: Path) -> dict[str, str]:
+    """The overrides of ``LOCALCLOUD_PARAMETER_OVERRIDES`` that ``template`` declares."""
+    text = os.environ.get(PARAMETER_OVERRIDES_VARIABLE, "").strip()
+    if not text:
+        return {}
+    overrides = parameter_overrides(text)
+    try:
+        declared = (load_template(template).get("Parameters") or {}).keys()
+    except FileNotFoundError:
+        return {}  # the deploy reports the missing template
+    return {key: value for key, value in overrides.items() if key in declared}
+
+
+class LocalCloud:
+    """Deploys ``template`` into an embedded moto with every hook; see the module docstring.
+
+    ``event_delivery=False`` leaves EventBridge targets undelivered (moto's behaviour), for
+    tests that start executions themselves. ``time_scale`` 0 runs retries, Wait states and
+    delivery backoff on a virtual clock; 1.0 is real time (``cloud.clock.scale`` changes it
+    while running). ``speedups`` None follows ``LOCALCLOUD_SPEEDUPS``; ``without`` leaves out
+    patches by name (None: ``LOCALCLOUD_WITHOUT``), to see a patch's test fail without it.
+    ``mock_config`` is a parsed Step Functions Local MockConfigFile for "<arn>#<TestCase>"
+    executions.
+
+    ``iam`` (None: ``LOCALCLOUD_IAM``, on unless "off") authorizes every call a function,
+    state machine, rule, schedule or mapping makes against the template's policies, as AWS
+    does (iam/enforcement.py); tests and the operator run as an administrator.
+
+    ``parameters`` override the template's parameters, as ``sam deploy
+    --parameter-overrides`` does. Under them, the environment variable
+    ``LOCALCLOUD_PARAMETER_OVERRIDES`` (same syntax: ``Key=Value Key2=Value2``) overrides
+    the parameters of every LocalCloud the process starts, e.g. a whole pytest run with
+    ``LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS"``: only the keys the template
+    declares are applied (a standalone test template without them deploys unchanged), and
+    ``parameters`` wins over it for the same key. ``cloud.parameters`` holds what is deployed.
+    """
+
+    def __init__(
+        self,
+        template: Path = TEMPLATE,
+        *,
+        region: str = REGION,
+        stack_name: str = STACK_NAME,
+        parameters: dict[str, str] | None = None,
+        event_delivery: bool = True,
+        time_scale: float = 0.0,
+        speedups: bool | None = None,
+        without: frozenset[str] | None = None,
+        mock_config: dict[str, Any] | None = None,
+        iam: bool | None = None,
+    ) -> None:
+        self.template = Path(template)
+        self.region = region
+        self.stack_name = stack_name
+        self.parameters = {**_environment_parameters(self.template), **(parameters or {})}
+        self.event_delivery = event_delivery
+        self.account_id = DEFAULT_ACCOUNT_ID
+        self.iam = iam_enabled() if iam is None else iam
+        self.runtime = Runtime(
+            time_scale=time_scale, mock_config=mock_config, account=self.account_id
+        )
+        self.runtime.authorizer.enabled = self.iam
+        features = {"event_delivery"} if event_delivery else set()
+        self.patches: PatchSet = registry.patch_set(
+            speedups=speedups,
+            enabled=frozenset(features | ({"iam"} if self.iam else set())),
+            without=without,
+        )
+        self.stack: DeployedStack | None = None
+        self.mappings: EventSourceMappings | None = None
+        self.schedules: Schedules | None = None
+        self._mock: Any = None
+        self._saved_env: dict[str, str | None] = {}
+        self._servers: list[Any] = []
+
+    # --- lifecycle --------------------------------------------------------------------
+    def start(self) -> LocalCloud:
+        if not _ACTIVE.acquire(blocking=False):
+            raise RuntimeError("another LocalCloud is running in this process (moto is global)")
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        self._saved_env = {name: os.environ.get(name) for name in LOCAL_ENV}
+        os.environ.update(LOCAL_ENV)
+        # moto logs an ERROR with the component's repr for every Fail state and caught error:
+        # workflow outcomes, which the execution's status and history already report.
+        logging.getLogger(_MOTO_EVAL_LOGGER).setLevel(logging.CRITICAL)
+        self.patches.install(self.runtime)
+        self._mock = mock_aws(config=MOTO_CONFIG)
+        self._mock.start()
+        _default_session(self.region)
+        put_public_parameter(POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_LAYER, region=self.region)
+        self.stack = deploy(
+            self.template,
+            stack_name=self.stack_name,
+            region=self.region,
+            parameters=self.parameters,
+            runtime=self.runtime,
+        )
+        self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
+        self.schedules = Schedules(self.account_id, self.region, self.clock)
+        if self.event_delivery:
+            self.mappings.start()
+
+    def stop(self) -> None:
+        for server in self._servers:
+            server.shutdown()
+        self._servers.clear()
+        if self.mappings is not None:
+            self.mappings.stop()
+        self.runtime.deliveries.shutdown()
+        if self.stack is not None:
+            self._write_iam_log()
+            self.stack.restore_environment()
+        if self._mock is not None:
+            self._mock.stop()
+            self._mock = None
+        self.patches.uninstall()
+        self.runtime.close()
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_env = {}
+        logging.getLogger(_MOTO_EVAL_LOGGER).setLevel(logging.NOTSET)
+        if _ACTIVE.locked():
+            _ACTIVE.release()
+
+    def _write_iam_log(self) -> None:
+        """With ``LOCALCLOUD_IAM_LOG=DIR``: what each statement allowed, for the report."""
+        from localcloud.iam import report
+
+        if self.iam and self.stack is not None and os.environ.get(report.LOG_VARIABLE):
+            report.write(self.runtime.authorizer, self.stack.resources, self.region, self.template)
+
+    def __enter__(self) -> LocalCloud:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- what runs -----------------------------------------------------------------------
+    @property
+    def faults(self) -> Faults:
+        return self.runtime.faults
+
+    @property
+    def deliveries(self) -> DeliveryLog:
+        return self.runtime.deliveries
+
+    @property
+    def clock(self) -> Clock:
+        return self.runtime.clock
+
+    @property
+    def time_scale(self) -> float:
+        return self.runtime.clock.scale
+
+    @time_scale.setter
+    def time_scale(self, scale: float) -> None:
+        self.runtime.clock.scale = scale
+
+    @property
+    def handlers(self) -> dict[str, Handler]:
+        """In-process handlers by physical function name (replace one to observe it)."""
+        return self.runtime.handlers
+
+    def invocation_count(self, function: str) -> int:
+        """How many times ``function`` (physical name) has been invoked in-process."""
+        return self.runtime.invocation_count(function)
+
+    # --- what was deployed ------------------------------------------------------------
+    @property
+    def outputs(self) -> dict[str, str]:
+        assert self.stack is not None, "start() first"
+        return dict(self.stack.outputs)
+
+    @property
+    def functions(self) -> dict[str, str]:
+        assert self.stack is not None, "start() first"
+        return dict(self.stack.functions)
+
+    def describe(self) -> dict[str, Any]:
+        """Stack outputs plus what a client needs to reach them (for --outputs FILE)."""
+        assert self.stack is not None, "start() first"
+        return {
+            "stack": self.stack.stack_name,
+            "region": self.region,
+            "account": self.account_id,
+            "outputs": self.outputs,
+            "functions": self.functions,
+            "endpoint": self._servers[0].url if self._servers else None,
+        }
+
+    # --- faults -----------------------------------------------------------------------
+    def load_faults(self, spec: dict[str, Any] | str | Path) -> None:
+        """Add faults from a dict or a JSON faults file (function names may be logical ids)."""
+        if not isinstance(spec, dict):
+            spec = json.loads(Path(spec).read_text())
+        self.faults.load(spec, functions=self.functions if self.stack else {})
+
+    def fail_next(self, function: str, error: BaseException, *, times: int = 1) -> None:
+        """Make the next ``times`` invocations of ``function`` (logical id or name) raise."""
+        name = self.functions.get(function, function)
+        self.faults.fail(name, error, times=times, start=self.invocation_count(name) + 1)
+
+    # --- events -----------------------------------------------------------------------
+    def redeliver(self, event: dict[str, Any], bus: str = "default") -> None:
+        """Deliver ``event`` again to the matching rules of ``bus`` (an at-least-once
+        duplicate, as S3 and EventBridge may produce)."""
+        from moto.events.models import events_backends
+
+        backend = events_backends[self.account_id][self.region]
+        for rule in list(backend.event_buses[bus].rules.values()):
+            delivery.deliver_event(self.runtime, rule, event)
+
+    # --- waiting ----------------------------------------------------------------------
+    def settle(self, timeout: float = 30.0) -> None:
+        """Wait until deliveries, executions and event source mappings are all idle."""
+        if self.event_delivery:
+            self.deliveries.drain(timeout)
+        running = self.runtime.wait_until(lambda: not executions.running_executions(), timeout)
+        if running is False:
+            raise TimeoutError(f"executions still running after {timeout}s")
+        if self.mappings is not None and self.event_delivery:
+            self.mappings.drain(timeout)
+
+    # --- HTTP -------------------------------------------------------------------------
+    def serve(self, host: str = "127.0.0.1", port: int = 4566) -> Any:
+        """Serve this cloud on http://host:port (moto's server app + /_localcloud/ admin)."""
+        from localcloud.server import LocalCloudServer
+
+        server = LocalCloudServer(self, host, port)
+        server.start()
+        self._servers.append(server)
+        return server
+
+
+@contextmanager
+def local_cloud(template: Path = TEMPLATE, **kwargs: Any) -> Iterator[LocalCloud]:
+    """``with local_cloud() as cloud:`` - a started LocalCloud, stopped on exit."""
+    cloud = LocalCloud(template, **kwargs)
+    with cloud:
+        yield cloud

@@ -1,0 +1,114 @@
+"""The local cloud's IAM, installed: the caller of every SDK call is authorized as on AWS.
+
+What is evaluated and how: localcloud/src/localcloud/iam/ (policy.py evaluates, actions.py maps
+an operation to what AWS checks, enforcement.py knows who calls and answers as each service
+does). These patches put it in the path of every call:
+
+* ``authorize-sdk-calls``: a botocore ``before-call`` handler on every client (appended to
+  botocore's built-in handlers, as moto registers its own ``before-send``);
+* ``threads-inherit-the-caller``: a thread started while a principal acts acts as it;
+* ``execution-runs-as-its-role``: a Step Functions execution acts as its state machine's role.
+
+Installed when the cloud's IAM is on (``LOCALCLOUD_IAM``, ``LocalCloud(iam=...)``).
+"""
+
+from __future__ import annotations
+
+import threading
+from contextvars import copy_context
+from typing import TYPE_CHECKING, Any
+
+from botocore import handlers as botocore_handlers
+
+from localcloud.iam.enforcement import CALLER, acting_as, role
+from localcloud.patching import Kind, Patch, Targets
+
+if TYPE_CHECKING:
+    from localcloud.runtime import Runtime
+
+__all__ = ["PATCHES"]
+
+
+def _build_sdk_authorization(rt: Runtime) -> Targets:
+    authorizer = rt.authorizer
+
+    def stash_parameters(params: Any, context: Any, **_: Any) -> None:
+        context["localcloud_api_params"] = params
+
+    def before_call(model: Any, params: Any, context: Any, **_: Any) -> Any:
+        if not authorizer.enabled:
+            return None
+        return authorizer.authorize(
+            CALLER.get() or authorizer.administrator,
+            model.service_model.signing_name,
+            model.name,
+            context.get("localcloud_api_params") or {},
+            region=str(context.get("client_region") or "us-east-1"),
+            secure=str(params.get("url", "https://")).startswith("https://"),
+        )
+
+    handlers = [
+        *botocore_handlers.BUILTIN_HANDLERS,
+        ("before-parameter-build", stash_parameters),
+        ("before-call", before_call),
+    ]
+    return {(botocore_handlers, "BUILTIN_HANDLERS"): handlers}
+
+
+def _build_thread_inheritance(rt: Runtime) -> Targets:
+    start = threading.Thread.start
+
+    def start_with_caller(self: threading.Thread) -> None:
+        if CALLER.get() is not None:
+            context, run = copy_context(), self.run
+            self.run = lambda: context.run(run)  # type: ignore[method-assign]
+        start(self)
+
+    return {(threading.Thread, "start"): start_with_caller}
+
+
+def _build_execution_role(rt: Runtime) -> Targets:
+    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+    logic = ExecutionWorker._execution_logic
+
+    def execution_logic(self: ExecutionWorker) -> None:
+        details = self._evaluation_details
+        arn = details.aws_execution_details.role_arn
+        session = details.execution_details.name
+        with acting_as(role(arn, session) if arn else None):
+            logic(self)
+
+    return {(ExecutionWorker, "_execution_logic"): execution_logic}
+
+
+PATCHES = [
+    Patch(
+        name="authorize-sdk-calls",
+        kind=Kind.FEATURE,
+        reason="Every SDK call made by a function, a state machine, a rule or schedule target "
+        "is authorized against the caller's role, the resource's policy and the KMS key policy, "
+        "and refused with the service's AccessDenied error, as on AWS (moto allows everything).",
+        test="tests/e2e/test_localcloud_iam.py::test_a_function_without_its_read_grant_is_refused",
+        build=_build_sdk_authorization,
+        when="iam",
+    ),
+    Patch(
+        name="threads-inherit-the-caller",
+        kind=Kind.FEATURE,
+        reason="A thread started while a principal is acting (a handler's thread pool, a Map "
+        "iteration) acts as it, as a process's threads share its credentials.",
+        test="tests/e2e/test_localcloud_iam.py::test_a_handlers_threads_act_as_its_role",
+        build=_build_thread_inheritance,
+        when="iam",
+    ),
+    Patch(
+        name="execution-runs-as-its-role",
+        kind=Kind.FEATURE,
+        reason="A Step Functions execution's service integrations are made with the state "
+        "machine's role (moto makes them with no identity).",
+        test="tests/e2e/test_localcloud_iam.py::test_a_state_machine_without_its_table_grant_fails_its_claim",
+        build=_build_execution_role,
+        when="iam",
+    ),
+]

@@ -1,0 +1,249 @@
+"""EventBridge Scheduler schedules, fired on demand.
+
+moto stores schedules (CreateSchedule, and ``AWS::Scheduler::Schedule`` through the shim in
+stack.py) but never runs them. ``Schedules.fire(name)`` runs one schedule invocation as
+Scheduler does:
+
+* the target ``Input`` with the context attributes substituted: ``<aws.scheduler.schedule-arn>``,
+  ``<aws.scheduler.scheduled-time>`` (``2026-11-21T10:00:00Z``), ``<aws.scheduler.execution-id>``,
+  ``<aws.scheduler.attempt-number>`` (per attempt);
+* templated targets: SQS SendMessage, Lambda Invoke (Event), Step Functions StartExecution
+  (execution name = the execution id), SNS Publish, EventBridge PutEvents; anything else
+  (universal ``aws-sdk`` targets) raises ``UnsupportedTargetError``;
+* failures retried per the target's ``RetryPolicy`` on the cloud's clock (throttling and 5xx),
+  not retried for the rest; then the target's ``DeadLetterConfig`` queue receives the
+  invocation (body: the input; for Step Functions the StartExecution request, as in seed 004)
+  with ERROR_CODE (the service's error code), ERROR_MESSAGE, EXECUTION_ID,
+  EXHAUSTED_RETRY_CONDITION (after retries), IS_PAYLOAD_TRUNCATED, RETRY_ATTEMPTS,
+  SCHEDULED_TIME, SCHEDULE_ARN and TARGET_ARN.
+
+``fire(..., deliveries=2)`` delivers the same run twice (same execution id and scheduled
+time): Scheduler is at-least-once, and consumers must cope.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+from moto.scheduler.models import scheduler_backends
+
+from localcloud.features.clock import Clock
+from localcloud.iam import enforcement as iam
+
+__all__ = ["Invocation", "Schedules", "UnsupportedTargetError", "render_input"]
+
+# One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
+_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
+_NOT_RETRIED = ("AccessDenied", "NotFound", "DoesNotExist", "NonExistent", "Validation", "Invalid")
+
+
+class UnsupportedTargetError(RuntimeError):
+    """A schedule target the local cloud cannot invoke."""
+
+
+def render_input(
+    template: str, *, schedule_arn: str, scheduled_time: str, execution_id: str, attempt: int
+) -> str:
+    """The target input with Scheduler's context attributes substituted."""
+    return (
+        template.replace("<aws.scheduler.schedule-arn>", schedule_arn)
+        .replace("<aws.scheduler.scheduled-time>", scheduled_time)
+        .replace("<aws.scheduler.execution-id>", execution_id)
+        .replace("<aws.scheduler.attempt-number>", str(attempt))
+    )
+
+
+@dataclass
+class Invocation:
+    schedule_arn: str
+    execution_id: str
+    scheduled_time: str
+    target_arn: str
+    attempts: int = 0
+    status: str = "PENDING"  # DELIVERED, DEAD_LETTERED, DROPPED
+    error_code: str | None = None
+    error_message: str | None = None
+    inputs: list[str] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+class Schedules:
+    def __init__(self, account_id: str, region: str, clock: Clock) -> None:
+        self.account_id, self.region, self.clock = account_id, region, clock
+        self.history: list[Invocation] = []
+
+    def _client(self, service: str) -> Any:
+        return boto3.client(service, region_name=self.region, config=_CLIENT_CONFIG)
+
+    def names(self) -> list[str]:
+        backend = scheduler_backends[self.account_id][self.region]
+        return sorted(
+            s.name for g in backend.schedule_groups.values() for s in g.schedules.values()
+        )
+
+    def fire(
+        self,
+        name: str,
+        *,
+        group: str | None = None,
+        scheduled_time: dt.datetime | None = None,
+        execution_id: str | None = None,
+        deliveries: int = 1,
+    ) -> list[Invocation]:
+        """Run one invocation of schedule ``name`` (``deliveries`` times, same run), in
+        ``group`` or, by default, the one group that has a schedule of that name."""
+        backend = scheduler_backends[self.account_id][self.region]
+        if group is None:
+            groups = [g.name for g in backend.schedule_groups.values() if name in g.schedules]
+            group = groups[0] if len(groups) == 1 else "default"
+        schedule = backend.get_schedule(group, name)
+        moment = (scheduled_time or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+        when = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+        run_id = execution_id or uuid.uuid4().hex[:16]
+        out = []
+        for _ in range(deliveries):
+            invocation = Invocation(schedule.arn, run_id, when, schedule.target["Arn"])
+            self._invoke(schedule, invocation)
+            self.history.append(invocation)
+            out.append(invocation)
+        return out
+
+    def _invoke(self, schedule: Any, invocation: Invocation) -> None:
+        target = schedule.target
+        policy = target.get("RetryPolicy") or {}
+        max_retries = int(policy.get("MaximumRetryAttempts", 185))
+        max_age = float(policy.get("MaximumEventAgeInSeconds", 86400))
+        age, exhausted = 0.0, None
+        body = ""
+        while True:
+            invocation.attempts += 1
+            payload = render_input(
+                str(target.get("Input", "")),
+                schedule_arn=schedule.arn,
+                scheduled_time=invocation.scheduled_time,
+                execution_id=invocation.execution_id,
+                attempt=invocation.attempts,
+            )
+            invocation.inputs.append(payload)
+            try:
+                with iam.acting_as(iam.role(str(target.get("RoleArn", "")), "scheduler")):
+                    invocation.result, body = self._send(target, payload, invocation)
+                invocation.status = "DELIVERED"
+                return
+            except ClientError as exc:
+                err = exc.response.get("Error", {})
+                invocation.error_code = str(err.get("Code", "ClientError"))
+                invocation.error_message = str(err.get("Message", ""))
+                body = self._request_body(target, payload, invocation)
+            if any(word in invocation.error_code for word in _NOT_RETRIED):
+                break
+            retries = invocation.attempts - 1
+            if retries >= max_retries:
+                exhausted = "MaximumRetryAttempts"
+                break
+            delay = random.uniform(0, min(300.0, 2.0**retries))  # noqa: S311 - jitter
+            if age + delay > max_age:
+                exhausted = "MaximumEventAgeInSeconds"
+                break
+            age += delay
+            self.clock.sleep(delay)
+        self._dead_letter(schedule, invocation, body, exhausted)
+
+    @staticmethod
+    def _request_body(target: dict[str, Any], payload: str, invocation: Invocation) -> str:
+        if ":states:" in target["Arn"]:
+            return json.dumps(
+                {
+                    "Input": payload,
+                    "Name": invocation.execution_id,
+                    "StateMachineArn": target["Arn"],
+                }
+            )
+        return payload
+
+    def _send(
+        self, target: dict[str, Any], payload: str, invocation: Invocation
+    ) -> tuple[dict[str, Any], str]:
+        arn = str(target["Arn"])
+        service = arn.split(":")[2]
+        if service == "sqs":
+            queue = arn.rsplit(":", 1)[-1]
+            with iam.acting_as(None):  # a lookup of ours, not a call Scheduler makes
+                url = self._client("sqs").get_queue_url(QueueName=queue)["QueueUrl"]
+            kwargs: dict[str, Any] = {"QueueUrl": url, "MessageBody": payload}
+            group = (target.get("SqsParameters") or {}).get("MessageGroupId")
+            if group:
+                kwargs["MessageGroupId"] = group
+            return {"MessageId": self._client("sqs").send_message(**kwargs)["MessageId"]}, payload
+        if service == "lambda":
+            self._client("lambda").invoke(
+                FunctionName=arn, InvocationType="Event", Payload=payload.encode()
+            )
+            return {}, payload
+        if service == "states":
+            started = self._client("stepfunctions").start_execution(
+                stateMachineArn=arn, name=invocation.execution_id, input=payload
+            )
+            return {"executionArn": started["executionArn"]}, payload
+        if service == "sns":
+            return {
+                "MessageId": self._client("sns").publish(TopicArn=arn, Message=payload)["MessageId"]
+            }, payload
+        if service == "events":
+            params = target.get("EventBridgeParameters") or {}
+            out = self._client("events").put_events(
+                Entries=[
+                    {
+                        "Source": params.get("Source", "scheduler.local"),
+                        "DetailType": params.get("DetailType", "Scheduled Event"),
+                        "Detail": payload,
+                        "EventBusName": arn,
+                    }
+                ]
+            )
+            return {"Entries": out["Entries"]}, payload
+        raise UnsupportedTargetError(f"schedule target {arn} is not supported by the local cloud")
+
+    def _dead_letter(
+        self, schedule: Any, invocation: Invocation, body: str, exhausted: str | None
+    ) -> None:
+        dlq = (schedule.target.get("DeadLetterConfig") or {}).get("Arn")
+        if not dlq:
+            invocation.status = "DROPPED"
+            return
+        attributes = {
+            "ERROR_CODE": invocation.error_code or "",
+            "ERROR_MESSAGE": invocation.error_message or "",
+            "EXECUTION_ID": invocation.execution_id,
+            "IS_PAYLOAD_TRUNCATED": "false",
+            "RETRY_ATTEMPTS": str(invocation.attempts - 1),
+            "SCHEDULED_TIME": invocation.scheduled_time,
+            "SCHEDULE_ARN": schedule.arn,
+            "TARGET_ARN": schedule.target["Arn"],
+        }
+        if exhausted:
+            attributes["EXHAUSTED_RETRY_CONDITION"] = exhausted
+        sqs = self._client("sqs")
+        url = sqs.get_queue_url(QueueName=dlq.rsplit(":", 1)[-1])["QueueUrl"]
+        try:  # Scheduler writes its DLQ with the schedule's role; refused, the run is lost
+            with iam.acting_as(iam.role(str(schedule.target.get("RoleArn", "")), "scheduler")):
+                sqs.send_message(
+                    QueueUrl=url,
+                    MessageBody=body,
+                    MessageAttributes={
+                        k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
+                    },
+                )
+        except ClientError as exc:
+            invocation.status = "DROPPED"
+            invocation.error_message = f"{invocation.error_message}; DLQ send failed: {exc}"
+            return
+        invocation.status = "DEAD_LETTERED"

@@ -1,0 +1,129 @@
+"""Fix: a CloudFormation ``AWS::StepFunctions::StateMachine`` is the one the API runs.
+
+moto's ``StateMachine.create_from_cloudformation_json`` (stepfunctions/models.py):
+
+* always writes into ``stepfunctions_backends``, while the API with
+  ``execute_state_machine=True`` reads ``stepfunctions_parser_backends``
+  (stepfunctions/responses.py): a state machine created by a stack is invisible
+  (StateMachineDoesNotExist);
+* reads only ``DefinitionString``: ``Definition`` (an object) and
+  ``DefinitionSubstitutions`` are ignored, so ``${TableName}`` stays in the definition;
+* drops ``StateMachineType``, ``LoggingConfiguration`` and ``TracingConfiguration``: every
+  stack's state machine is a STANDARD one that logs nothing, whatever DescribeStateMachine
+  would say on AWS.
+
+Here all are honoured, as CreateStateMachine receives them from CloudFormation (the
+resource's properties in the API's camelCase shape: ``Level`` -> ``level``,
+``Destinations[].CloudWatchLogsLogGroup.LogGroupArn`` -> ``destinations[].
+cloudWatchLogsLogGroup.logGroupArn``, ...); a ``StateMachineType`` other than STANDARD or
+EXPRESS and an unresolved ``${...}`` fail the resource, as CloudFormation does.
+
+Regression test:
+tests/statemachine/test_stack_deploy.py::test_state_machine_definition_is_substituted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from moto.stepfunctions import models as sfn_models
+from moto.stepfunctions import responses as sfn_responses
+
+from localcloud.patching import Kind, Patch, Targets
+
+if TYPE_CHECKING:
+    from localcloud.runtime import Runtime
+
+__all__ = ["PATCHES"]
+
+
+_TYPES = ("STANDARD", "EXPRESS")
+
+
+def _camel(value: Any) -> Any:
+    """CloudFormation's PascalCase property names -> the API's camelCase (keys only)."""
+    if isinstance(value, dict):
+        return {k[:1].lower() + k[1:]: _camel(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel(v) for v in value]
+    return value
+
+
+def _flag(value: Any) -> bool:
+    """A CloudFormation Boolean: true/false, or "true"/"false" from a parameter."""
+    return value.strip().lower() == "true" if isinstance(value, str) else bool(value)
+
+
+def _logging(props: dict[str, Any]) -> dict[str, Any] | None:
+    """LoggingConfiguration as CreateStateMachine stores it (level OFF and
+    includeExecutionData false unless given)."""
+    config = _camel(props.get("LoggingConfiguration"))
+    if not config:
+        return None
+    config["level"] = str(config.get("level") or "OFF")
+    config["includeExecutionData"] = _flag(config.get("includeExecutionData", False))
+    return dict(config)
+
+
+def _create(
+    cls: Any,
+    resource_name: str,
+    cloudformation_json: dict[str, Any],
+    account_id: str,
+    region_name: str,
+    **kwargs: Any,
+) -> Any:
+    props = cloudformation_json["Properties"]
+    name = props.get("StateMachineName", resource_name)
+    definition = props.get("DefinitionString")
+    if definition is None and "Definition" in props:
+        definition = json.dumps(props["Definition"])
+    for key, value in (props.get("DefinitionSubstitutions") or {}).items():
+        definition = definition.replace(f"${{{key}}}", str(value))
+    leftover = re.findall(r"\$\{[A-Za-z0-9_]+\}", definition or "")
+    if leftover:  # CloudFormation fails the resource in this case
+        raise ValueError(f"Unresolved DefinitionSubstitutions {leftover} in state machine {name}")
+    machine_type = str(props.get("StateMachineType") or "STANDARD")
+    if machine_type not in _TYPES:  # CloudFormation's schema: STANDARD | EXPRESS
+        raise ValueError(f"StateMachineType {machine_type!r} of state machine {name}")
+    backend = sfn_responses.get_backend(account_id, region_name)
+    tags = sfn_models.cfn_to_api_tags(props.get("Tags", []))
+    return backend.create_state_machine(
+        name,
+        definition,
+        props.get("RoleArn", ""),
+        tags=tags,
+        loggingConfiguration=_logging(props),
+        tracingConfiguration=_camel(props.get("TracingConfiguration")),
+        sm_type=machine_type,
+    )
+
+
+def _delete(
+    cls: Any, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+) -> None:
+    sfn_responses.get_backend(account_id, region_name).delete_state_machine(resource_name)
+
+
+def _build(rt: Runtime) -> Targets:
+    return {
+        (sfn_models.StateMachine, "create_from_cloudformation_json"): classmethod(_create),
+        (sfn_models.StateMachine, "delete_from_cloudformation_json"): classmethod(_delete),
+    }
+
+
+PATCHES = [
+    Patch(
+        name="sfn-cloudformation-state-machine",
+        kind=Kind.FIX,
+        reason="A stack's state machine lands in the executing backend, with Definition and "
+        "DefinitionSubstitutions applied (moto: invisible to the API, substitutions ignored).",
+        test="tests/statemachine/test_stack_deploy.py"
+        "::test_state_machine_definition_is_substituted",
+        build=_build,
+        upstream="getmoto/moto#3429 added the resource before the executing backend "
+        "existed; not reported yet",
+    )
+]

@@ -1,0 +1,95 @@
+"""Fix: a message moved to a dead-letter queue by a redrive policy records its source queue.
+
+When a queue's redrive policy moves a message to its dead-letter queue (maxReceiveCount
+reached), SQS records the source queue, ``DeadLetterQueueSourceArn``, returned by
+ReceiveMessage when asked for (or for All), and used by StartMessageMoveTask without a
+``DestinationArn`` to send the message back. moto moves the message inside ReceiveMessage
+(``dead_letter_queue.add_message``) and forgets where it came from. The queue being read is
+noted per thread, so ``Queue.add_message`` can record the source; the map is cleared when the
+cloud stops.
+
+Regression test:
+tests/e2e/test_localcloud_fidelity.py::test_queue_dead_letters_are_moved_back_to_their_source_queue.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from moto.core.responses import ActionResult
+from moto.sqs.models import Message, Queue, SQSBackend
+from moto.sqs.responses import SQSResponse
+
+from localcloud.patching import Kind, Patch, Targets
+
+if TYPE_CHECKING:
+    from localcloud.runtime import Runtime
+
+__all__ = ["PATCHES", "SOURCES"]
+
+_RECEIVE_MESSAGE = SQSBackend.receive_message
+_ADD_MESSAGE = Queue.add_message
+_RECEIVE_MESSAGE_RESPONSE = SQSResponse.receive_message
+#: message id -> the queue its redrive policy moved it from
+SOURCES: dict[str, str] = {}
+_receiving = threading.local()  # .queue: the queue this thread's ReceiveMessage reads
+
+
+def _receive_message(self: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+    """moto moves a message that reached maxReceiveCount to the dead-letter queue inside
+    ReceiveMessage (``dead_letter_queue.add_message``) and forgets where it came from. The
+    queue being read is noted so that ``_add_message`` can record the source."""
+    _receiving.queue = self.get_queue(queue_name)
+    try:
+        return _RECEIVE_MESSAGE(self, queue_name, *args, **kwargs)
+    finally:
+        _receiving.queue = None
+
+
+def _add_message(self: Queue, message: Message) -> None:
+    """SQS sets DeadLetterQueueSourceArn on a message its redrive policy moves (ReceiveMessage
+    returns it; StartMessageMoveTask without DestinationArn sends the message back there)."""
+    source = getattr(_receiving, "queue", None)
+    if source is not None and source.dead_letter_queue is self:
+        SOURCES[message.id] = source.queue_arn
+    _ADD_MESSAGE(self, message)
+
+
+def _receive_message_response(self: SQSResponse) -> Any:
+    """ReceiveMessage returns DeadLetterQueueSourceArn when asked for it (or for All)."""
+    answer = _RECEIVE_MESSAGE_RESPONSE(self)
+    names = set(self._get_param("AttributeNames", []) or []) | set(
+        self._get_param("MessageSystemAttributeNames", []) or []
+    )
+    if not ({"All", "DeadLetterQueueSourceArn"} & names) or not isinstance(answer, ActionResult):
+        return answer
+    for message in (answer.result or {}).get("Messages", []):  # type: ignore[union-attr]
+        source = SOURCES.get(message["MessageId"])
+        if source is not None:
+            message.setdefault("Attributes", {})["DeadLetterQueueSourceArn"] = source
+    return answer
+
+
+def _build(rt: Runtime) -> Targets:
+    rt.on_close(SOURCES.clear)
+    return {
+        (SQSBackend, "receive_message"): _receive_message,
+        (Queue, "add_message"): _add_message,
+        (SQSResponse, "receive_message"): _receive_message_response,
+    }
+
+
+PATCHES = [
+    Patch(
+        name="sqs-dead-letter-source",
+        kind=Kind.FIX,
+        reason="A message moved by a redrive policy records DeadLetterQueueSourceArn, returned "
+        "by ReceiveMessage (moto forgets the source).",
+        test="tests/e2e/test_localcloud_fidelity.py"
+        "::test_queue_dead_letters_are_moved_back_to_their_source_queue",
+        build=_build,
+        upstream="no moto issue found (searched 2026-11-23): moto sqs/models.py "
+        "(DeadLetterQueueSourceArn)",
+    ),
+]

@@ -1,0 +1,180 @@
+"""The local cloud's patches, by kind: one list, installed as one checked ``PatchSet``.
+
+``fixes/`` (moto answers differently from AWS), ``features/`` (what moto does not do), and
+``speedups/`` (same answers, less CPU). Speedups are on when ``LOCALCLOUD_SPEEDUPS=1`` (set
+by ``make test``, ``make demo`` and the benchmarks) or when a ``LocalCloud`` is made with
+``speedups=True``; without them everything behaves the same, only slower.
+``ingestctl local patches`` prints this inventory.
+"""
+
+from __future__ import annotations
+
+import os
+
+from localcloud.features import (
+    alarm_actions,
+    clock,
+    cloudformation_deploy,
+    delivery,
+    event_source_mappings,
+    execution_metrics,
+    faults,
+    iam,
+    lambda_runtime,
+    logs_query_definitions,
+    mock_config,
+    sqs_message_move_tasks,
+)
+from localcloud.fixes import (
+    cloudwatch_alarm_initial_state,
+    dynamodb_atomic_items,
+    eventbridge_put_events_entries,
+    eventbridge_put_events_size,
+    events_test_event_pattern,
+    lambda_invoke_payload_quotas,
+    s3_bucket_policy_conditions,
+    s3_conditional_complete_multipart,
+    s3_eventbridge_events,
+    s3_multipart_one_event,
+    s3_notification_eventbridge,
+    sfn_cloudformation_state_machine,
+    sfn_context_timestamps,
+    sfn_execution_input_quota,
+    sfn_execution_logs,
+    sfn_express_definitions,
+    sfn_express_executions,
+    sfn_failure_passthrough,
+    sfn_map_express_children,
+    sfn_map_result_writer,
+    sfn_map_tolerated_failures,
+    sfn_sdk_error_names,
+    sfn_start_execution_task,
+    sqs_dead_letter_source,
+    sqs_message_size,
+)
+from localcloud.patching import Kind, Patch, PatchSet
+from localcloud.speedups import (
+    cloudformation_deploy as cloudformation_deploy_speedups,
+)
+from localcloud.speedups import (
+    dynamodb_update_expressions,
+    execution_ended,
+    request_path,
+    sfn_parsed_definitions,
+    sfn_paths_and_clients,
+    sqs_bookkeeping,
+)
+
+__all__ = [
+    "ALL",
+    "SPEEDUPS_VARIABLE",
+    "WITHOUT_VARIABLE",
+    "deploy_patch_set",
+    "patch_set",
+    "speedups_enabled",
+]
+
+SPEEDUPS_VARIABLE = "LOCALCLOUD_SPEEDUPS"
+# Patch names to leave out, comma-separated: run a patch's test without it to see it fail
+# (scripts/check_patches.py does that for every patch).
+WITHOUT_VARIABLE = "LOCALCLOUD_WITHOUT"
+
+FIXES: list[Patch] = [
+    *cloudwatch_alarm_initial_state.PATCHES,
+    *dynamodb_atomic_items.PATCHES,
+    *eventbridge_put_events_entries.PATCHES,
+    *eventbridge_put_events_size.PATCHES,
+    *events_test_event_pattern.PATCHES,
+    *lambda_invoke_payload_quotas.PATCHES,
+    *s3_bucket_policy_conditions.PATCHES,
+    *s3_conditional_complete_multipart.PATCHES,
+    *s3_eventbridge_events.PATCHES,
+    *s3_multipart_one_event.PATCHES,
+    *s3_notification_eventbridge.PATCHES,
+    *sfn_cloudformation_state_machine.PATCHES,
+    *sfn_context_timestamps.PATCHES,
+    *sfn_execution_input_quota.PATCHES,
+    *sfn_execution_logs.PATCHES,
+    *sfn_express_definitions.PATCHES,
+    *sfn_express_executions.PATCHES,
+    *sfn_failure_passthrough.PATCHES,
+    *sfn_map_express_children.PATCHES,
+    *sfn_map_result_writer.PATCHES,
+    *sfn_map_tolerated_failures.PATCHES,
+    *sfn_sdk_error_names.PATCHES,
+    *sfn_start_execution_task.PATCHES,
+    *sqs_dead_letter_source.PATCHES,
+    *sqs_message_size.PATCHES,
+]
+FEATURES: list[Patch] = [
+    *lambda_runtime.PATCHES,
+    *clock.PATCHES,
+    *faults.PATCHES,
+    *mock_config.PATCHES,
+    *delivery.PATCHES,
+    *event_source_mappings.PATCHES,
+    *sqs_message_move_tasks.PATCHES,
+    *cloudformation_deploy.PATCHES,
+    *alarm_actions.PATCHES,
+    *logs_query_definitions.PATCHES,
+    *execution_metrics.PATCHES,
+    *iam.PATCHES,
+]
+SPEEDUPS: list[Patch] = [
+    *cloudformation_deploy_speedups.PATCHES,
+    *dynamodb_update_expressions.PATCHES,
+    *execution_ended.PATCHES,
+    *request_path.PATCHES,
+    *sfn_parsed_definitions.PATCHES,
+    *sfn_paths_and_clients.PATCHES,
+    *sqs_bookkeeping.PATCHES,
+]
+ALL: list[Patch] = [*FIXES, *FEATURES, *SPEEDUPS]
+
+
+def speedups_enabled() -> bool:
+    return os.environ.get(SPEEDUPS_VARIABLE, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def patch_set(
+    *,
+    speedups: bool | None = None,
+    enabled: frozenset[str] = frozenset({"event_delivery", "iam"}),
+    without: frozenset[str] | None = None,
+) -> PatchSet:
+    """The patches a cloud installs: every fix and feature (those with ``when`` only when
+    enabled), the speedups when asked for, minus ``without`` (names; to show what a patch
+    does by running its test without it)."""
+    if speedups is None:
+        speedups = speedups_enabled()
+    if without is None:
+        without = _without_from_environment()
+    unknown = without - {p.name for p in ALL}
+    if unknown:
+        raise ValueError(f"no such patches: {sorted(unknown)}")
+    chosen = [
+        p
+        for p in ALL
+        if (speedups or p.kind is not Kind.SPEEDUP)
+        and (not p.when or p.when in enabled)
+        and p.name not in without
+    ]
+    return PatchSet(chosen)
+
+
+def _without_from_environment() -> frozenset[str]:
+    raw = os.environ.get(WITHOUT_VARIABLE, "")
+    return frozenset(name.strip() for name in raw.split(",") if name.strip())
+
+
+def deploy_patch_set(*, speedups: bool | None = None) -> PatchSet:
+    """The patches the stack deploy installs around ``create_stack`` (``when="deploy"``),
+    minus those named in ``LOCALCLOUD_WITHOUT``."""
+    if speedups is None:
+        speedups = speedups_enabled()
+    without = _without_from_environment()
+    return PatchSet(
+        p
+        for p in ALL
+        if p.when == "deploy" and (speedups or p.kind is not Kind.SPEEDUP) and p.name not in without
+    )

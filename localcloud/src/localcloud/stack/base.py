@@ -1,0 +1,88 @@
+"""Shared names of the local stack deploy: errors, the deployed stack, local constants."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LOG = logging.getLogger(__name__)
+CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
+# Account that publishes the official Powertools for AWS Lambda layers.
+PUBLIC_LAYER_ACCOUNTS = frozenset({"017000801446"})
+_UNRESOLVED = re.compile(r"\$\{[A-Za-z0-9_.:]+\}")
+_PARTITION = "aws"
+
+
+class StackDeployError(RuntimeError):
+    """The template could not be deployed into moto; the message says which resource and why."""
+
+
+class UnsupportedResourceError(StackDeployError):
+    """Resources whose type moto's CloudFormation cannot create (and no shim covers)."""
+
+    def __init__(self, resources: dict[str, str]) -> None:
+        self.resources = dict(resources)  # logical id -> type
+        listed = ", ".join(f"{lid} ({rtype})" for lid, rtype in sorted(resources.items()))
+        super().__init__(
+            f"moto's CloudFormation cannot create {len(resources)} resource(s): {listed}. "
+            "Add a shim to localcloud.stack.SHIMS or change the template; "
+            "moto itself would skip them silently."
+        )
+
+
+class UnsupportedPropertyError(StackDeployError):
+    """Properties moto would ignore without a word (and nothing here applies)."""
+
+    def __init__(self, properties: dict[str, list[str]]) -> None:
+        self.properties = {lid: sorted(props) for lid, props in properties.items()}
+        listed = "; ".join(f"{lid}: {', '.join(p)}" for lid, p in sorted(self.properties.items()))
+        super().__init__(
+            f"moto would ignore these properties: {listed}. Apply them in "
+            "localcloud.stack (PROPERTY_SUPPORT) or change the template."
+        )
+
+
+@dataclass(frozen=True)
+class DeployedStack:
+    stack_name: str
+    region: str
+    outputs: dict[str, str]  # template Outputs, resolved
+    resources: dict[str, str]  # logical id -> physical id (DescribeStackResources)
+    functions: dict[str, str]  # logical id of each function -> physical function name
+    types: dict[str, str] = field(default_factory=dict)  # logical id -> resource type
+    environment: dict[str, str] = field(default_factory=dict)  # put into os.environ
+    _previous_environment: dict[str, str | None] = field(default_factory=dict, repr=False)
+    code_dirs: tuple[Path, ...] = ()  # the functions' local CodeUri directories
+
+    def restore_environment(self) -> None:
+        """Put back the os.environ values ``deploy`` replaced."""
+        for name, value in self._previous_environment.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        cold_start(self.code_dirs)
+
+
+def cold_start(code_dirs: Iterable[Path]) -> None:
+    """Every deploy starts the functions cold, as on AWS: what their code cached across
+    invocations in a module-level ``functools.cache``/``lru_cache`` (an SDK client, a config
+    read) is dropped, so nothing made under one local cloud outlives it. A handler importing
+    the same modules shares one process here, so they are cleared on deploy and on stop."""
+    roots = tuple(f"{Path(d).resolve()}{os.sep}" for d in code_dirs)
+    if not roots:
+        return
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None) or ""
+        if not path.startswith(roots):
+            continue
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)) and (
+                getattr(value, "__module__", None) == module.__name__
+            ):
+                value.cache_clear()

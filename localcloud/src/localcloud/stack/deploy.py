@@ -1,0 +1,378 @@
+"""``deploy``: prepare, create the stack, apply what moto ignores, register the handlers."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import logging
+import os
+import re
+import sys
+import zipfile
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+from localcloud.iam import enforcement as iam
+from localcloud.iam.actions import Need
+from localcloud.iam.enforcement import IAM_VARIABLE
+from localcloud.runtime import Runtime
+from localcloud.stack.base import (
+    _UNRESOLVED,
+    CAPABILITIES,
+    LOG,
+    DeployedStack,
+    StackDeployError,
+    UnsupportedPropertyError,
+    UnsupportedResourceError,
+    cold_start,
+)
+from localcloud.stack.properties import _apply_ignored_properties
+from localcloud.stack.ssm import _check_ssm_parameters
+from localcloud.stack.support import (
+    _inert_properties,
+    unsupported_properties,
+    unsupported_resources,
+)
+from localcloud.stack.template import load_template, localize, sam_transform
+
+# ------------------------------------------------------------------ deploy
+_PLACEHOLDER_ZIP: bytes | None = None
+
+
+def _placeholder_zip() -> bytes:
+    global _PLACEHOLDER_ZIP  # noqa: PLW0603 - built once per process
+    if _PLACEHOLDER_ZIP is None:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr(
+                "LOCAL_PLACEHOLDER.txt",
+                "localcloud.stack: handlers run in-process from the source tree.\n",
+            )
+        _PLACEHOLDER_ZIP = buffer.getvalue()
+    return _PLACEHOLDER_ZIP
+
+
+class _MotoLogCapture(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _create_stack(
+    cfn: Any,
+    stack_name: str,
+    body: str,
+    parameters: dict[str, str],
+    *,
+    region: str,
+    runtime: Runtime,
+) -> None:
+    from localcloud import registry  # registry -> features -> stack: import here
+
+    report = runtime.deploy_report
+    report.clear()
+    failures, created = report.failures, report.created
+    patches = registry.deploy_patch_set()
+    moto_log = logging.getLogger("moto")
+    capture = _MotoLogCapture()  # e.g. a GetAtt moto cannot resolve: the property is dropped
+    moto_log.addHandler(capture)
+    error: Exception | None = None
+    patches.install(runtime)
+    try:
+        try:
+            cfn.create_stack(
+                StackName=stack_name,
+                TemplateBody=body,
+                Parameters=[
+                    {"ParameterKey": k, "ParameterValue": str(v)} for k, v in parameters.items()
+                ],
+                Capabilities=CAPABILITIES,
+            )
+            _apply_ignored_properties(created, region)  # layers resolve through the patches
+        finally:
+            patches.uninstall()
+    except StackDeployError:
+        raise
+    except Exception as exc:  # moto raises from the failing resource instead of CREATE_FAILED
+        error = exc
+    finally:
+        moto_log.removeHandler(capture)
+    status = None
+    if error is None:
+        status = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
+    if error is not None or status != "CREATE_COMPLETE" or capture.messages:
+        head = f"{type(error).__name__}: {error}" if error else f"status {status}"
+        lines = [f"stack {stack_name}: {head}"]
+        if failures:
+            lid, rtype, reason = failures[0]
+            lines.append(f"  failed resource: {lid} ({rtype}): {reason}")
+            lines += [f"  then: {lid} ({rtype}) failed" for lid, rtype, _ in failures[1:]]
+        lines += [f"  moto: {message}" for message in capture.messages]
+        raise StackDeployError("\n".join(lines)) from error
+
+
+def _physical_resources(cfn: Any, stack_name: str) -> tuple[dict[str, str], dict[str, str]]:
+    # moto lists a resource whose Condition is false as an entry with no ids: not created.
+    described = [
+        r
+        for r in cfn.describe_stack_resources(StackName=stack_name)["StackResources"]
+        if r.get("LogicalResourceId")
+    ]
+    resources = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in described}
+    types = {r["LogicalResourceId"]: r["ResourceType"] for r in described}
+    return resources, types
+
+
+def _check_state_machines(sfn: Any, resources: dict[str, str], types: dict[str, str]) -> None:
+    for logical_id, rtype in types.items():
+        if rtype != "AWS::StepFunctions::StateMachine":
+            continue
+        arn = resources[logical_id]
+        try:
+            definition = sfn.describe_state_machine(stateMachineArn=arn)["definition"]
+        except ClientError as exc:
+            raise StackDeployError(
+                f"{logical_id}: {arn} is not visible to DescribeStateMachine "
+                f"({exc.response['Error']['Code']}); are the local cloud's patches installed?"
+            ) from exc
+        leftover = sorted(set(_UNRESOLVED.findall(definition)))
+        if leftover:
+            raise StackDeployError(f"{logical_id}: definition still contains {', '.join(leftover)}")
+
+
+def _function_environment(configs: dict[str, dict[str, Any]]) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for logical_id, config in configs.items():
+        variables = (config.get("Environment") or {}).get("Variables") or {}
+        for name, raw in variables.items():
+            value = str(raw)
+            if name in merged and merged[name] != value:
+                raise StackDeployError(
+                    f"environment variable {name} differs between functions: "
+                    f"{owner[name]}={merged[name]!r}, {logical_id}={value!r} "
+                    "(handlers share one process and one os.environ)"
+                )
+            merged[name], owner[name] = value, logical_id
+    return merged
+
+
+def _resolve_handler(handler: str, where: str) -> Callable[[Any, Any], Any]:
+    module_name, _, attribute = handler.rpartition(".")
+    if not module_name:
+        raise StackDeployError(f"{where}: Handler {handler!r} is not 'module.function'")
+    try:
+        target = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise StackDeployError(f"{where}: cannot import Handler {handler!r}: {exc}") from exc
+    if not callable(target):
+        raise StackDeployError(f"{where}: Handler {handler!r} is not callable")
+    return target  # type: ignore[no-any-return]
+
+
+class _Artifacts:
+    """Uploads a placeholder zip per local code directory into a stack artifact bucket."""
+
+    def __init__(self, stack_name: str, region: str) -> None:
+        self.s3 = boto3.client("s3", region_name=region)
+        self.bucket = re.sub(r"[^a-z0-9-]", "-", stack_name.lower())[:40].strip("-") or "stack"
+        self.bucket += "-local-artifacts"
+        self.prefix, self.region = stack_name, region
+        self.uploaded: dict[Path, dict[str, str]] = {}
+
+    def __call__(self, path: Path) -> dict[str, str]:
+        if path not in self.uploaded:
+            if not self.uploaded:
+                location = {"LocationConstraint": self.region}
+                extra = (
+                    {} if self.region == "us-east-1" else {"CreateBucketConfiguration": location}
+                )
+                with suppress(self.s3.exceptions.BucketAlreadyOwnedByYou):
+                    self.s3.create_bucket(Bucket=self.bucket, **extra)
+            key = f"{self.prefix}/{len(self.uploaded)}-{path.name or 'code'}.zip"
+            self.s3.put_object(Bucket=self.bucket, Key=key, Body=_placeholder_zip())
+            self.uploaded[path] = {"Bucket": self.bucket, "Key": key}
+        return self.uploaded[path]
+
+
+def _prepare(
+    template: Path, parameters: dict[str, str], upload: _Artifacts
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Localized, transformed and checked: what create_stack receives."""
+    source, code_dirs = localize(load_template(template), template.parent, upload)
+    try:
+        transformed = sam_transform(source, parameters, region=upload.region)
+    except Exception as exc:  # samtranslator's InvalidDocumentException lists every problem
+        raise StackDeployError(f"SAM transform of {template.name} failed: {exc}") from exc
+    unsupported = unsupported_resources(transformed)
+    if unsupported:
+        raise UnsupportedResourceError(unsupported)
+    dropped = unsupported_properties(transformed)
+    if dropped:
+        raise UnsupportedPropertyError(dropped)
+    inert = _inert_properties(transformed)
+    if inert:
+        LOG.info("no local effect (accepted): %s", ", ".join(inert))
+    _check_ssm_parameters(transformed, parameters, upload.region)
+    return transformed, code_dirs
+
+
+def _register_handlers(
+    functions: dict[str, str],
+    code_dirs: dict[str, Path],
+    region: str,
+    handlers: dict[str, Callable[[Any, Any], Any]],
+) -> tuple[dict[str, str], dict[str, str | None]]:
+    """handlers[physical name] = the imported Handler; the functions' environment
+    into os.environ first (handlers read it at import). Returns (environment, previous)."""
+    lambda_client = boto3.client("lambda", region_name=region)
+    configs = {
+        lid: lambda_client.get_function_configuration(FunctionName=name)
+        for lid, name in functions.items()
+    }
+    environment = _function_environment(configs)
+    previous = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
+    for path in dict.fromkeys(str(p) for p in code_dirs.values()):
+        if path not in sys.path:
+            sys.path.insert(0, path)  # the code directory is /var/task, first on Lambda's path
+    try:
+        for lid, name in functions.items():
+            runtime = str(configs[lid].get("Runtime", ""))
+            if not runtime.startswith("python"):
+                raise StackDeployError(f"{lid}: runtime {runtime} cannot run in-process")
+            handlers[name] = _resolve_handler(configs[lid]["Handler"], lid)
+        cold_start(code_dirs.values())
+    except BaseException:
+        DeployedStack("", region, {}, {}, {}, {}, {}, previous).restore_environment()
+        raise
+    return environment, previous
+
+
+def deploy(
+    template: Path,
+    *,
+    stack_name: str = "local",
+    region: str = "us-east-1",
+    parameters: dict[str, str] | None = None,
+    runtime: Runtime | None = None,
+) -> DeployedStack:
+    """Deploy ``template`` into the active moto mock (see the module docstring). The
+    functions' handlers are registered in ``runtime.handlers``; the deploy-time patches
+    (registry.deploy_patch_set) are installed for it while ``create_stack`` runs."""
+    template = Path(template).resolve()
+    parameters = dict(parameters or {})
+    # boto3's default session: its loader caches service models (a new Session costs ~0.3 s).
+    cfn = boto3.client("cloudformation", region_name=region)
+    transformed, code_dirs = _prepare(template, parameters, _Artifacts(stack_name, region))
+
+    runtime = Runtime() if runtime is None else runtime
+    _create_stack(
+        cfn, stack_name, json.dumps(transformed), parameters, region=region, runtime=runtime
+    )
+
+    described = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
+    missing = sorted(set(transformed.get("Outputs") or {}) - set(outputs))
+    if missing:
+        raise StackDeployError(f"stack {stack_name}: outputs moto left unresolved: {missing}")
+    resources, types = _physical_resources(cfn, stack_name)
+    _check_state_machines(boto3.client("stepfunctions", region_name=region), resources, types)
+
+    # moto's CloudFormation drops ManagedPolicyArns: the authorizer reads them from here
+    _check_condition_keys(runtime, _managed_policies(transformed, resources), region)
+    _check_log_delivery(runtime, resources, types, region)
+    functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
+    environment, previous = _register_handlers(functions, code_dirs, region, runtime.handlers)
+    return DeployedStack(
+        stack_name=stack_name,
+        region=region,
+        outputs=outputs,
+        resources=resources,
+        functions=functions,
+        types=types,
+        environment=environment,
+        _previous_environment=previous,
+        code_dirs=tuple(dict.fromkeys(code_dirs.values())),
+    )
+
+
+def _check_condition_keys(
+    runtime: Runtime, managed: dict[str, tuple[str, ...]], region: str
+) -> None:
+    """The local cloud's IAM evaluates every policy; a condition key it never supplies (or an
+    operator it lacks) would decide wrongly, so the deploy refuses it by name."""
+    authorizer = runtime.authorizer
+    authorizer.managed.update(managed)
+    if not authorizer.enabled:
+        return
+    unknown = authorizer.unknown_keys(region)
+    if unknown:
+        listed = "; ".join(f"{p}: {', '.join(sorted(k))}" for p, k in sorted(unknown.items()))
+        raise StackDeployError(
+            f"policy conditions the local cloud cannot evaluate: {listed}. It refuses them "
+            f"rather than allow or deny by guess; {IAM_VARIABLE}=off deploys without IAM."
+        )
+
+
+# What Step Functions does with the state machine's role when it is created with a CloudWatch
+# Logs destination (CloudWatch Logs User Guide, "Enabling logging from AWS services": the
+# log delivery, and the log group's resource policy).
+LOG_DELIVERY_ACTIONS = (
+    "logs:CreateLogDelivery",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
+)
+
+
+def _check_log_delivery(
+    runtime: Runtime, resources: dict[str, str], types: dict[str, str], region: str
+) -> None:
+    """A state machine with a log destination whose role may not set up the delivery fails to
+    create, as CloudFormation reports it on AWS."""
+    if not runtime.authorizer.enabled:
+        return
+    sfn = boto3.client("stepfunctions", region_name=region)
+    for logical_id, kind in sorted(types.items()):
+        if kind != "AWS::StepFunctions::StateMachine":
+            continue
+        described = sfn.describe_state_machine(stateMachineArn=resources[logical_id])
+        if not (described.get("loggingConfiguration") or {}).get("destinations"):
+            continue
+        caller = iam.role(described["roleArn"], "states")
+        for action in LOG_DELIVERY_ACTIONS:
+            if not runtime.authorizer.check(caller, Need(action, "*"), region, True).allowed:
+                raise StackDeployError(
+                    f"{logical_id} (AWS::StepFunctions::StateMachine) CREATE_FAILED: Resource "
+                    'handler returned message: "The state machine IAM Role is not authorized '
+                    "to access the Log Destination (Service: AWSStepFunctions; Status Code: "
+                    '400; Error Code: AccessDeniedException)" (its role may not '
+                    f"{action})"
+                )
+
+
+def _managed_policies(
+    transformed: dict[str, Any], resources: dict[str, str]
+) -> dict[str, tuple[str, ...]]:
+    """Role name -> its ManagedPolicyArns (``Fn::Sub`` of the partition resolved)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for logical_id, resource in (transformed.get("Resources") or {}).items():
+        if resource.get("Type") != "AWS::IAM::Role" or logical_id not in resources:
+            continue
+        arns = []
+        for item in (resource.get("Properties") or {}).get("ManagedPolicyArns") or []:
+            arn = item["Fn::Sub"] if isinstance(item, dict) and "Fn::Sub" in item else item
+            if isinstance(arn, str):
+                arns.append(arn.replace("${AWS::Partition}", "aws"))
+        out[resources[logical_id]] = tuple(arns)
+    return out

@@ -1,0 +1,173 @@
+"""Properties moto's models ignore, applied after create_stack (S3, DynamoDB, Lambda)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import boto3
+
+from localcloud.stack.base import StackDeployError
+from localcloud.stack.support import PROPERTY_SUPPORT
+
+
+# ------------------------------------------------------------------ properties moto ignores
+def _bool(value: Any) -> bool:
+    return value if isinstance(value, bool) else str(value).lower() == "true"
+
+
+def _only(mapping: dict[str, Any], allowed: set[str], where: str) -> None:
+    extra = sorted(set(mapping) - allowed)
+    if extra:
+        raise StackDeployError(f"{where}: {', '.join(extra)} not applied locally")
+
+
+def _notification_configuration(cfg: dict[str, Any], where: str) -> dict[str, Any]:
+    """CloudFormation NotificationConfiguration -> PutBucketNotificationConfiguration shape."""
+    kinds = (
+        ("QueueConfigurations", "QueueConfigurations", "Queue", "QueueArn"),
+        ("TopicConfigurations", "TopicConfigurations", "Topic", "TopicArn"),
+        ("LambdaConfigurations", "LambdaFunctionConfigurations", "Function", "LambdaFunctionArn"),
+    )
+    _only(cfg, {k[0] for k in kinds} | {"EventBridgeConfiguration"}, where)
+    out: dict[str, Any] = {}
+    for cfn_key, api_key, cfn_arn, api_arn in kinds:
+        for item in cfg.get(cfn_key) or []:
+            entry: dict[str, Any] = {api_arn: item[cfn_arn], "Events": [item["Event"]]}
+            rules = ((item.get("Filter") or {}).get("S3Key") or {}).get("Rules")
+            if rules:
+                entry["Filter"] = {"Key": {"FilterRules": rules}}
+            out.setdefault(api_key, []).append(entry)
+    eventbridge = cfg.get("EventBridgeConfiguration")
+    if eventbridge is not None and _bool(eventbridge.get("EventBridgeEnabled", True)):
+        out["EventBridgeConfiguration"] = {}
+    return out
+
+
+_LIFECYCLE_KEYS = {
+    "Id", "Status", "Prefix", "ExpirationInDays", "ExpirationDate", "ExpiredObjectDeleteMarker",
+    "NoncurrentVersionExpiration", "NoncurrentVersionExpirationInDays",
+    "AbortIncompleteMultipartUpload",
+}  # fmt: skip
+
+
+def _lifecycle_rule(rule: dict[str, Any], where: str) -> dict[str, Any]:
+    """One CloudFormation lifecycle rule -> PutBucketLifecycleConfiguration shape."""
+    _only(rule, _LIFECYCLE_KEYS, where)
+    out: dict[str, Any] = {"Status": rule["Status"], "Filter": {}}
+    if "Id" in rule:
+        out["ID"] = rule["Id"]
+    if rule.get("Prefix"):
+        out["Filter"] = {"Prefix": rule["Prefix"]}
+    expiration: dict[str, Any] = {}
+    if "ExpirationInDays" in rule:
+        expiration["Days"] = int(rule["ExpirationInDays"])
+    if "ExpirationDate" in rule:
+        expiration["Date"] = rule["ExpirationDate"]
+    if "ExpiredObjectDeleteMarker" in rule:
+        expiration["ExpiredObjectDeleteMarker"] = _bool(rule["ExpiredObjectDeleteMarker"])
+    if expiration:
+        out["Expiration"] = expiration
+    noncurrent = dict(rule.get("NoncurrentVersionExpiration") or {})
+    if "NoncurrentVersionExpirationInDays" in rule:
+        noncurrent["NoncurrentDays"] = rule["NoncurrentVersionExpirationInDays"]
+    if noncurrent:
+        out["NoncurrentVersionExpiration"] = {k: int(v) for k, v in noncurrent.items()}
+    if "AbortIncompleteMultipartUpload" in rule:
+        days = rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"]
+        out["AbortIncompleteMultipartUpload"] = {"DaysAfterInitiation": int(days)}
+    return out
+
+
+def _apply_bucket(name: str, props: dict[str, Any], resource: Any, region: str) -> None:
+    s3 = boto3.client("s3", region_name=region)
+    if "VersioningConfiguration" in props:
+        status = props["VersioningConfiguration"]["Status"]
+        s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": status})
+    if "NotificationConfiguration" in props:
+        config = _notification_configuration(
+            props["NotificationConfiguration"], f"{name} NotificationConfiguration"
+        )
+        s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration=config)
+    if "PublicAccessBlockConfiguration" in props:
+        block = {k: _bool(v) for k, v in props["PublicAccessBlockConfiguration"].items()}
+        s3.put_public_access_block(Bucket=name, PublicAccessBlockConfiguration=block)
+    if "OwnershipControls" in props:
+        s3.put_bucket_ownership_controls(Bucket=name, OwnershipControls=props["OwnershipControls"])
+    if "LoggingConfiguration" in props:
+        # Server access logging: moto checks the destination exists and its policy (or ACL)
+        # lets the logging service write, as S3 does; it delivers no log records.
+        config = props["LoggingConfiguration"]
+        _only(config, {"DestinationBucketName", "LogFilePrefix"}, f"{name} LoggingConfiguration")
+        enabled = {
+            "TargetBucket": config.get("DestinationBucketName", name),
+            "TargetPrefix": config.get("LogFilePrefix", ""),
+        }
+        s3.put_bucket_logging(Bucket=name, BucketLoggingStatus={"LoggingEnabled": enabled})
+    if "LifecycleConfiguration" in props:
+        lifecycle = props["LifecycleConfiguration"]
+        _only(lifecycle, {"Rules"}, f"{name} LifecycleConfiguration")
+        rules = [_lifecycle_rule(r, f"{name} lifecycle rule") for r in lifecycle["Rules"]]
+        s3.put_bucket_lifecycle_configuration(Bucket=name, LifecycleConfiguration={"Rules": rules})
+
+
+def _apply_table(name: str, props: dict[str, Any], resource: Any, region: str) -> None:
+    ddb = boto3.client("dynamodb", region_name=region)
+    ttl = props.get("TimeToLiveSpecification")
+    if ttl and _bool(ttl.get("Enabled", False)):
+        ddb.update_time_to_live(
+            TableName=name,
+            TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
+        )
+    pitr = props.get("PointInTimeRecoverySpecification")
+    if pitr and _bool(pitr.get("PointInTimeRecoveryEnabled", False)):
+        spec: dict[str, Any] = {"PointInTimeRecoveryEnabled": True}
+        if "RecoveryPeriodInDays" in pitr:
+            spec["RecoveryPeriodInDays"] = int(pitr["RecoveryPeriodInDays"])
+        ddb.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification=spec)
+
+
+def _apply_function(name: str, props: dict[str, Any], fn: Any, region: str) -> None:
+    # moto's UpdateFunctionConfiguration ignores TracingConfig: set them on moto's model, as
+    # its own CreateFunction does from the same keys (awslambda/models.py LambdaFunction).
+    if "Layers" in props:
+        fn.layers = fn._get_layers_data(props["Layers"])  # public layers: stand-in (patches)
+    if "TracingConfig" in props:
+        fn.tracing_config = props["TracingConfig"]
+    if "Architectures" in props:
+        fn.architectures = props["Architectures"]
+    if "EphemeralStorage" in props:
+        fn.ephemeral_storage = int(props["EphemeralStorage"]["Size"])
+    if "Tags" in props:
+        fn.tags = {tag["Key"]: tag["Value"] for tag in props["Tags"]}
+
+
+_APPLIERS: dict[str, Callable[[str, dict[str, Any], Any, str], None]] = {
+    "AWS::S3::Bucket": _apply_bucket,
+    "AWS::DynamoDB::Table": _apply_table,
+    "AWS::Lambda::Function": _apply_function,
+}
+
+
+class _Created(NamedTuple):
+    logical_id: str
+    rtype: str
+    props: dict[str, Any]  # resolved (Ref, GetAtt, Sub ...)
+    resource: Any
+
+
+def _apply_ignored_properties(created: list[_Created], region: str) -> None:
+    for item in created:
+        support = PROPERTY_SUPPORT[item.rtype]
+        props = {k: v for k, v in item.props.items() if k in support.applied}
+        if not props:
+            continue
+        try:
+            _APPLIERS[item.rtype](item.resource.physical_resource_id, props, item.resource, region)
+        except StackDeployError:
+            raise
+        except Exception as exc:
+            raise StackDeployError(
+                f"{item.logical_id} ({item.rtype}): applying {', '.join(sorted(props))} failed: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc

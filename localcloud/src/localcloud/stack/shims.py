@@ -1,0 +1,327 @@
+"""Shims for resource types moto's CloudFormation does not create (BucketPolicy, QueuePolicy,
+Subscription, Alarm, QueryDefinition, ScheduleGroup, Schedule), and public layer versions moto
+has never seen."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from moto.cloudwatch.models import cloudwatch_backends
+from moto.s3.models import s3_backends
+from moto.sns.models import sns_backends
+from moto.sqs.models import sqs_backends
+
+from localcloud.stack.base import (
+    _PARTITION,
+    PUBLIC_LAYER_ACCOUNTS,
+    StackDeployError,
+)
+
+
+# ------------------------------------------------------------------ shims
+class _Shim:
+    """Duck-typed like moto's CloudFormationModel (not a subclass: moto's model map is built
+    from CloudFormationModel.__subclasses__(), and must keep saying what moto itself does)."""
+
+    TYPE = ""
+    PROPERTIES: frozenset[str] = frozenset()
+    ATTRIBUTES: frozenset[str] = frozenset()
+
+    def __init__(self, physical_resource_id: str, account_id: str, region: str) -> None:
+        self.physical_resource_id = physical_resource_id
+        self.account_id, self.region = account_id, region
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr in cls.ATTRIBUTES
+
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        """Fn::GetAtt: a declared attribute is the shim's attribute of that name ("Arn" -> arn)."""
+        from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+
+        if attribute_name in self.ATTRIBUTES:
+            return getattr(self, attribute_name.lower())
+        raise UnformattedGetAttTemplateException()
+
+    def is_created(self) -> bool:
+        return True
+
+    @classmethod
+    def create_from_cloudformation_json(
+        cls,
+        resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> _Shim:
+        # unsupported_properties() has checked the property names against PROPERTIES
+        return cls.create(resource_name, cloudformation_json.get("Properties") or {}, account_id,
+                          region_name)  # fmt: skip
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        raise NotImplementedError
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        raise NotImplementedError
+
+
+class _BucketPolicy(_Shim):
+    TYPE = "AWS::S3::BucketPolicy"
+    PROPERTIES = frozenset({"Bucket", "PolicyDocument"})
+
+    def __init__(self, name: str, account_id: str, region: str, bucket: str, document: Any) -> None:
+        super().__init__(name, account_id, region)
+        self.bucket, self.document = bucket, document  # document: as written in the template
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        document = props["PolicyDocument"]
+        if isinstance(document, str):
+            document = json.loads(document)
+        # Stored as written; the local cloud's IAM evaluates it (conditions included) on
+        # every call made by a principal (iam/enforcement.py).
+        backend = s3_backends[account_id][_PARTITION]
+        backend.put_bucket_policy(props["Bucket"], json.dumps(document).encode())
+        return cls(name, account_id, region, props["Bucket"], document)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        s3_backends[account_id][_PARTITION].delete_bucket_policy(self.bucket)
+
+
+class _QueuePolicy(_Shim):
+    TYPE = "AWS::SQS::QueuePolicy"
+    PROPERTIES = frozenset({"Queues", "PolicyDocument"})
+
+    def __init__(self, name: str, account_id: str, region: str, queues: list[str]) -> None:
+        super().__init__(name, account_id, region)
+        self.queues = queues
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        document = props["PolicyDocument"]
+        policy = document if isinstance(document, str) else json.dumps(document)
+        names = [url.rstrip("/").rsplit("/", 1)[-1] for url in props["Queues"]]
+        backend = sqs_backends[account_id][region]
+        for queue in names:
+            backend.set_queue_attributes(queue, {"Policy": policy})
+        return cls(name, account_id, region, names)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        backend = sqs_backends[account_id][region_name]
+        for queue in self.queues:
+            backend.set_queue_attributes(queue, {"Policy": ""})
+
+
+class _Subscription(_Shim):
+    TYPE = "AWS::SNS::Subscription"
+    _ATTRIBUTES = ("DeliveryPolicy", "FilterPolicy", "FilterPolicyScope", "RawMessageDelivery",
+                   "RedrivePolicy", "ReplayPolicy", "SubscriptionRoleArn")  # fmt: skip
+    PROPERTIES = frozenset({"TopicArn", "Protocol", "Endpoint", "Region", *_ATTRIBUTES})
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        if props.get("Region", region) != region:
+            raise StackDeployError(f"{cls.TYPE} {name}: cross-region subscriptions are not local")
+        backend = sns_backends[account_id][region]
+        subscription = backend.subscribe(props["TopicArn"], props["Endpoint"], props["Protocol"])
+        for attribute in cls._ATTRIBUTES:
+            if attribute in props:
+                value = props[attribute]
+                if isinstance(value, dict | list):
+                    value = json.dumps(value)
+                elif isinstance(value, bool):
+                    value = str(value).lower()
+                backend.set_subscription_attributes(subscription.arn, attribute, value)
+        return cls(subscription.arn, account_id, region)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        sns_backends[account_id][region_name].unsubscribe(self.physical_resource_id)
+
+
+class _Alarm(_Shim):
+    TYPE = "AWS::CloudWatch::Alarm"
+    PROPERTIES = frozenset({
+        "ActionsEnabled", "AlarmActions", "AlarmDescription", "AlarmName", "ComparisonOperator",
+        "DatapointsToAlarm", "Dimensions", "EvaluateLowSampleCountPercentile",
+        "EvaluationPeriods", "ExtendedStatistic", "InsufficientDataActions", "MetricName",
+        "Namespace", "OKActions", "Period", "Statistic", "Tags", "Threshold", "ThresholdMetricId",
+        "TreatMissingData", "Unit",
+    })  # fmt: skip
+    ATTRIBUTES = frozenset({"Arn"})
+
+    def __init__(self, name: str, account_id: str, region: str, arn: str) -> None:
+        super().__init__(name, account_id, region)
+        self.arn = arn
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        def number(key: str, kind: type = int) -> Any:
+            return kind(props[key]) if key in props else None
+
+        alarm = cloudwatch_backends[account_id][region].put_metric_alarm(
+            name=props.get("AlarmName", name),
+            namespace=props.get("Namespace"),
+            metric_name=props.get("MetricName"),
+            comparison_operator=props["ComparisonOperator"],
+            evaluation_periods=number("EvaluationPeriods"),
+            period=number("Period"),
+            threshold=number("Threshold", float),
+            statistic=props.get("Statistic"),
+            description=props.get("AlarmDescription"),
+            dimensions=props.get("Dimensions", []),
+            alarm_actions=props.get("AlarmActions", []),
+            datapoints_to_alarm=number("DatapointsToAlarm"),
+            extended_statistic=props.get("ExtendedStatistic"),
+            ok_actions=props.get("OKActions", []),
+            insufficient_data_actions=props.get("InsufficientDataActions", []),
+            unit=props.get("Unit"),
+            actions_enabled=str(props.get("ActionsEnabled", True)).lower() == "true",
+            treat_missing_data=props.get("TreatMissingData"),
+            evaluate_low_sample_count_percentile=props.get("EvaluateLowSampleCountPercentile"),
+            threshold_metric_id=props.get("ThresholdMetricId"),
+            tags=props.get("Tags"),
+        )
+        return cls(alarm.name, account_id, region, alarm.alarm_arn)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        cloudwatch_backends[account_id][region_name].delete_alarms([self.physical_resource_id])
+
+
+class _QueryDefinition(_Shim):
+    """AWS::Logs::QueryDefinition -> CloudWatch Logs saved queries (Ref: its id), kept by the
+    local cloud's query-definitions feature (features/logs_query_definitions.py)."""
+
+    TYPE = "AWS::Logs::QueryDefinition"
+    PROPERTIES = frozenset({"Name", "QueryString", "LogGroupNames", "QueryLanguage"})
+    ATTRIBUTES = frozenset({"QueryDefinitionId"})
+
+    @property
+    def querydefinitionid(self) -> str:
+        return self.physical_resource_id
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.logs.models import logs_backends
+
+        from localcloud.features.logs_query_definitions import (
+            put_query_definition,
+        )
+
+        definition_id = put_query_definition(
+            logs_backends[account_id][region],
+            props["Name"],
+            props["QueryString"],
+            props.get("LogGroupNames"),
+            query_language=props.get("QueryLanguage", "CWLI"),
+        )
+        return cls(definition_id, account_id, region)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.logs.models import logs_backends
+
+        from localcloud.features.logs_query_definitions import (
+            delete_query_definition,
+        )
+
+        delete_query_definition(logs_backends[account_id][region_name], self.physical_resource_id)
+
+
+class _ScheduleGroup(_Shim):
+    """AWS::Scheduler::ScheduleGroup -> moto's Scheduler backend (Ref: the group's name)."""
+
+    TYPE = "AWS::Scheduler::ScheduleGroup"
+    PROPERTIES = frozenset({"Name", "Tags"})
+    ATTRIBUTES = frozenset({"Arn"})
+
+    def __init__(self, name: str, account_id: str, region: str, arn: str) -> None:
+        super().__init__(name, account_id, region)
+        self.arn = arn
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.scheduler.models import scheduler_backends
+
+        group = scheduler_backends[account_id][region].create_schedule_group(
+            name=props.get("Name", name)[:64], tags=props.get("Tags", [])
+        )
+        return cls(group.name, account_id, region, group.arn)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.scheduler.models import scheduler_backends
+
+        scheduler_backends[account_id][region_name].delete_schedule_group(self.physical_resource_id)
+
+
+class _Schedule(_Shim):
+    """AWS::Scheduler::Schedule -> moto's Scheduler backend (fired by scheduler.Schedules)."""
+
+    TYPE = "AWS::Scheduler::Schedule"
+    PROPERTIES = frozenset({
+        "Name", "GroupName", "Description", "ScheduleExpression", "ScheduleExpressionTimezone",
+        "FlexibleTimeWindow", "Target", "State", "KmsKeyArn", "StartDate", "EndDate",
+    })  # fmt: skip
+    ATTRIBUTES = frozenset({"Arn"})
+
+    def __init__(self, name: str, account_id: str, region: str, arn: str, group: str) -> None:
+        super().__init__(name, account_id, region)
+        self.arn, self.group = arn, group
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.scheduler.models import scheduler_backends
+
+        # Absent optional properties stay None, as moto's own CreateSchedule passes them:
+        # GetSchedule leaves None out, while "" for StartDate/EndDate is an unparseable
+        # timestamp to every SDK.
+        schedule = scheduler_backends[account_id][region].create_schedule(
+            description=props.get("Description"),
+            end_date=props.get("EndDate"),
+            flexible_time_window=props["FlexibleTimeWindow"],
+            group_name=props.get("GroupName", "default"),
+            kms_key_arn=props.get("KmsKeyArn"),
+            name=props.get("Name", name),
+            schedule_expression=props["ScheduleExpression"],
+            schedule_expression_timezone=props.get("ScheduleExpressionTimezone", "UTC"),
+            start_date=props.get("StartDate"),
+            state=props.get("State", "ENABLED"),
+            target=copy.deepcopy(props["Target"]),
+            action_after_completion=None,
+        )
+        return cls(schedule.name, account_id, region, schedule.arn, schedule.group_name)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.scheduler.models import scheduler_backends
+
+        scheduler_backends[account_id][region_name].delete_schedule(
+            self.group, self.physical_resource_id
+        )
+
+
+SHIMS: dict[str, type[_Shim]] = {
+    shim.TYPE: shim
+    for shim in (
+        _BucketPolicy,
+        _QueuePolicy,
+        _Subscription,
+        _Alarm,
+        _QueryDefinition,
+        _ScheduleGroup,
+        _Schedule,
+    )
+}
+
+
+class _PublicLayer:
+    """Stand-in for a public layer version moto has never seen (content unused: in-process)."""
+
+    def __init__(self, arn: str) -> None:
+        self.arn, self.code_size, self.code_bytes = arn, 0, b""
+
+
+def _is_public_layer(arn: str) -> bool:
+    parts = arn.split(":")
+    return len(parts) == 8 and parts[2] == "lambda" and parts[4] in PUBLIC_LAYER_ACCOUNTS

@@ -1,0 +1,132 @@
+"""Template preparation: load, localize (no sam build/package needed), SAM transform offline."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from localcloud.stack.base import StackDeployError
+
+
+# ------------------------------------------------------------------ template preparation
+def load_template(path: Path) -> dict[str, Any]:
+    """A SAM/CloudFormation YAML or JSON template, short tags (!Ref, !Sub ...) expanded."""
+    text = Path(path).read_text()
+    return copy.deepcopy(_parse_yaml(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_yaml(text: str) -> dict[str, Any]:  # per text: callers get deep copies
+    from samtranslator.yaml_helper import yaml_parse
+
+    parsed: dict[str, Any] = yaml_parse(text)
+    return parsed
+
+
+def _is_local(uri: Any) -> bool:
+    return isinstance(uri, str) and not uri.startswith("s3://")
+
+
+def localize(
+    template: dict[str, Any], base_dir: Path, upload: Callable[[Path], dict[str, str]]
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """A copy of ``template`` with local artifact paths replaced, as ``sam package`` would.
+
+    ``upload(path)`` returns ``{"Bucket": ..., "Key": ...}`` for a local CodeUri/ContentUri.
+    Returns the new template and, per function logical id, its local code directory.
+    """
+    out = copy.deepcopy(template)
+    resources = out.get("Resources") or {}
+    global_fn = (out.get("Globals") or {}).get("Function") or {}
+
+    def local_path(uri: str, where: str) -> Path:
+        path = (base_dir / uri).resolve()
+        if not path.exists():
+            raise StackDeployError(f"{where}: {uri!r} does not exist (relative to {base_dir})")
+        return path
+
+    global_code: Path | None = None
+    if _is_local(global_fn.get("CodeUri")):
+        global_code = local_path(global_fn["CodeUri"], "Globals.Function.CodeUri")
+        global_fn["CodeUri"] = upload(global_code)
+
+    code_dirs: dict[str, Path] = {}
+    for logical_id, resource in resources.items():
+        rtype, props = resource.get("Type"), resource.get("Properties") or {}
+        if rtype == "AWS::Serverless::Function":
+            if _is_local(props.get("CodeUri")):
+                code_dirs[logical_id] = local_path(props["CodeUri"], f"{logical_id}.CodeUri")
+                props["CodeUri"] = upload(code_dirs[logical_id])
+            elif "CodeUri" not in props and "InlineCode" not in props and global_code:
+                code_dirs[logical_id] = global_code
+        elif rtype == "AWS::Serverless::LayerVersion" and _is_local(props.get("ContentUri")):
+            props["ContentUri"] = upload(
+                local_path(props["ContentUri"], f"{logical_id}.ContentUri")
+            )
+        elif rtype == "AWS::Serverless::StateMachine" and "DefinitionUri" in props:
+            uri = props.pop("DefinitionUri")
+            if not _is_local(uri):
+                raise StackDeployError(
+                    f"{logical_id}.DefinitionUri {uri!r}: only local definition files are "
+                    "supported locally (moto does not read DefinitionS3Location)"
+                )
+            props["Definition"] = json.loads(
+                local_path(uri, f"{logical_id}.DefinitionUri").read_text()
+            )
+        resource["Properties"] = props
+    return out, code_dirs
+
+
+class _NoIamManagedPolicies:
+    """ManagedPolicyLoader stand-in: samtranslator's bundled map covers AWS managed policies."""
+
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def sam_transform(
+    template: dict[str, Any], parameters: dict[str, str] | None = None, *, region: str
+) -> dict[str, Any]:
+    """``AWS::Serverless-2016-10-31`` applied offline (the steps of samtranslator's transform)."""
+    key = json.dumps([template, parameters or {}, region], sort_keys=True, default=str)
+    return copy.deepcopy(_transform(key))
+
+
+@functools.lru_cache(maxsize=8)
+def _transform(key: str) -> dict[str, Any]:  # per (template, parameters, region): deep copies
+    template, parameters, region = json.loads(key)
+    return _sam_transform(template, parameters, region=region)
+
+
+def _sam_transform(
+    template: dict[str, Any], parameters: dict[str, str] | None = None, *, region: str
+) -> dict[str, Any]:
+    from samtranslator.parser.parser import Parser
+    from samtranslator.translator.translator import Translator
+    from samtranslator.utils.py27hash_fix import (
+        to_py27_compatible_template,
+        undo_mark_unicode_str_in_template,
+    )
+
+    if "Transform" not in template:
+        return copy.deepcopy(template)
+    fragment = copy.deepcopy(template)
+    values: dict[str, Any] = dict(parameters or {})
+    to_py27_compatible_template(fragment, values)
+    # An explicit session: the translator needs a region and must not depend on the caller's env.
+    translator = Translator(None, Parser(), boto_session=boto3.session.Session(region_name=region))
+    loader = _NoIamManagedPolicies()
+    transformed = translator.translate(
+        fragment, parameter_values=values, get_managed_policy_map=loader.load
+    )
+    result: dict[str, Any] = undo_mark_unicode_str_in_template(transformed)
+    return result
+
+
+# ------------------------------------------------------------------ resource type support
