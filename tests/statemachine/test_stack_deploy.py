@@ -21,8 +21,6 @@ from localcloud.cloud import (
     POWERTOOLS_LAYER,
     POWERTOOLS_LAYER_PARAMETER,
     REGION,
-    ROOT,
-    TEMPLATE,
 )
 from localcloud.registry import patch_set
 from localcloud.runtime import Runtime
@@ -34,7 +32,7 @@ from localcloud.stack import (
     deploy,
     put_public_parameter,
 )
-from tests.support import template_copy
+from tests.support import ROOT, TEMPLATE, template_copy
 
 pytestmark = pytest.mark.statemachine
 

@@ -23,6 +23,7 @@ restores exactly what was there (an attribute that was only inherited is deleted
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -33,13 +34,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MOTO_TESTED",
+    "SPEEDUPS_VARIABLE",
+    "WITHOUT_VARIABLE",
     "Kind",
     "Patch",
     "PatchError",
     "PatchSet",
     "Targets",
     "moto_version",
+    "speedups_enabled",
     "version_in_range",
+    "without_from_environment",
 ]
 
 #: Replacements by (owner, attribute name); owner is a class or a module.
@@ -47,6 +52,19 @@ Targets = dict[tuple[Any, str], Any]
 #: The moto releases every patch here was written and tested against (pyproject.toml pins one).
 MOTO_TESTED = (">=5.2.5", "<5.3")
 _MISSING = object()
+SPEEDUPS_VARIABLE = "LOCALCLOUD_SPEEDUPS"
+# Patch names to leave out, comma-separated: run a patch's test without it to see it fail
+# (scripts/check_patches.py does that for every patch).
+WITHOUT_VARIABLE = "LOCALCLOUD_WITHOUT"
+
+
+def speedups_enabled() -> bool:
+    return os.environ.get(SPEEDUPS_VARIABLE, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def without_from_environment() -> frozenset[str]:
+    raw = os.environ.get(WITHOUT_VARIABLE, "")
+    return frozenset(name.strip() for name in raw.split(",") if name.strip())
 
 
 class Kind(enum.StrEnum):

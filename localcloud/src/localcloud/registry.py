@@ -9,12 +9,9 @@ by ``make test``, ``make demo`` and the benchmarks) or when a ``LocalCloud`` is 
 
 from __future__ import annotations
 
-import os
-
 from localcloud.features import (
     alarm_actions,
     clock,
-    cloudformation_deploy,
     delivery,
     event_source_mappings,
     execution_metrics,
@@ -52,9 +49,14 @@ from localcloud.fixes import (
     sqs_dead_letter_source,
     sqs_message_size,
 )
-from localcloud.patching import Kind, Patch, PatchSet
-from localcloud.speedups import (
-    cloudformation_deploy as cloudformation_deploy_speedups,
+from localcloud.patching import (
+    SPEEDUPS_VARIABLE,
+    WITHOUT_VARIABLE,
+    Kind,
+    Patch,
+    PatchSet,
+    speedups_enabled,
+    without_from_environment,
 )
 from localcloud.speedups import (
     dynamodb_update_expressions,
@@ -64,20 +66,19 @@ from localcloud.speedups import (
     sfn_paths_and_clients,
     sqs_bookkeeping,
 )
+from localcloud.stack import deploy_patch_set
+from localcloud.stack import patches as stack_patches
+from localcloud.stack import speedups as stack_speedups
 
 __all__ = [
     "ALL",
     "SPEEDUPS_VARIABLE",
     "WITHOUT_VARIABLE",
-    "deploy_patch_set",
+    "deploy_patch_set",  # the stack's own (stack/patches.py, stack/speedups.py)
     "patch_set",
     "speedups_enabled",
 ]
 
-SPEEDUPS_VARIABLE = "LOCALCLOUD_SPEEDUPS"
-# Patch names to leave out, comma-separated: run a patch's test without it to see it fail
-# (scripts/check_patches.py does that for every patch).
-WITHOUT_VARIABLE = "LOCALCLOUD_WITHOUT"
 
 FIXES: list[Patch] = [
     *cloudwatch_alarm_initial_state.PATCHES,
@@ -114,14 +115,14 @@ FEATURES: list[Patch] = [
     *delivery.PATCHES,
     *event_source_mappings.PATCHES,
     *sqs_message_move_tasks.PATCHES,
-    *cloudformation_deploy.PATCHES,
+    *stack_patches.PATCHES,
     *alarm_actions.PATCHES,
     *logs_query_definitions.PATCHES,
     *execution_metrics.PATCHES,
     *iam.PATCHES,
 ]
 SPEEDUPS: list[Patch] = [
-    *cloudformation_deploy_speedups.PATCHES,
+    *stack_speedups.PATCHES,
     *dynamodb_update_expressions.PATCHES,
     *execution_ended.PATCHES,
     *request_path.PATCHES,
@@ -130,10 +131,6 @@ SPEEDUPS: list[Patch] = [
     *sqs_bookkeeping.PATCHES,
 ]
 ALL: list[Patch] = [*FIXES, *FEATURES, *SPEEDUPS]
-
-
-def speedups_enabled() -> bool:
-    return os.environ.get(SPEEDUPS_VARIABLE, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def patch_set(
@@ -148,7 +145,7 @@ def patch_set(
     if speedups is None:
         speedups = speedups_enabled()
     if without is None:
-        without = _without_from_environment()
+        without = without_from_environment()
     unknown = without - {p.name for p in ALL}
     if unknown:
         raise ValueError(f"no such patches: {sorted(unknown)}")
@@ -160,21 +157,3 @@ def patch_set(
         and p.name not in without
     ]
     return PatchSet(chosen)
-
-
-def _without_from_environment() -> frozenset[str]:
-    raw = os.environ.get(WITHOUT_VARIABLE, "")
-    return frozenset(name.strip() for name in raw.split(",") if name.strip())
-
-
-def deploy_patch_set(*, speedups: bool | None = None) -> PatchSet:
-    """The patches the stack deploy installs around ``create_stack`` (``when="deploy"``),
-    minus those named in ``LOCALCLOUD_WITHOUT``."""
-    if speedups is None:
-        speedups = speedups_enabled()
-    without = _without_from_environment()
-    return PatchSet(
-        p
-        for p in ALL
-        if p.when == "deploy" and (speedups or p.kind is not Kind.SPEEDUP) and p.name not in without
-    )

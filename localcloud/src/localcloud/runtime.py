@@ -13,18 +13,32 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from localcloud.features.clock import Clock
-from localcloud.features.cloudformation_deploy import DeployReport
 from localcloud.features.delivery import DeliveryLog
 from localcloud.features.faults import Faults
 from localcloud.features.lambda_runtime import EnvironmentWaits
 from localcloud.iam.enforcement import Authorizer
 
-__all__ = ["Handler", "Runtime"]
+__all__ = ["DeployReport", "Handler", "Runtime"]
 
 Handler = Callable[[Any, Any], Any]
+
+
+@dataclass
+class DeployReport:
+    """What the deploy-time patches (stack/patches.py) saw while ``create_stack`` ran."""
+
+    #: (logical id, resource type, reason) of every resource that failed, in order
+    failures: list[tuple[str, str, str]] = field(default_factory=list)
+    #: the created resources of audited types, with their resolved properties
+    created: list[Any] = field(default_factory=list)
+
+    def clear(self) -> None:
+        self.failures.clear()
+        self.created.clear()
 
 
 class Runtime:
@@ -56,6 +70,8 @@ class Runtime:
         self.executions_changed = threading.Condition()
         #: what the deploy-time patches saw while create_stack ran (failures, created)
         self.deploy_report = DeployReport()
+        #: SQS message id -> the queue its redrive policy moved it from (sqs_dead_letter_source)
+        self.dead_letter_sources: dict[str, str] = {}
         self._closers: list[Callable[[], None]] = []
 
     def invocation_count(self, function: str) -> int:

@@ -30,7 +30,6 @@ from moto.sqs.exceptions import InvalidParameterValue, SQSException
 from moto.sqs.models import Message, Queue, SQSBackend, sqs_backends
 from moto.sqs.responses import SQSResponse
 
-from localcloud.fixes.sqs_dead_letter_source import SOURCES
 from localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -80,7 +79,7 @@ def _bounded(self: SQSResponse, name: str, limits: tuple[int, int]) -> int | Non
     return int(value)
 
 
-def _start_message_move_task(self: SQSResponse) -> ActionResult:
+def _start_message_move_task(self: SQSResponse, sources: dict[str, str]) -> ActionResult:
     """moto has no StartMessageMoveTask. AWS: the source must be a dead-letter queue of some
     queue (InvalidParameterValue otherwise); one active task per source; messages go to
     DestinationArn, else each back to its DeadLetterQueueSourceArn; asynchronous."""
@@ -118,7 +117,7 @@ def _start_message_move_task(self: SQSResponse) -> ActionResult:
         _tasks[handle] = task
     threading.Thread(
         target=_move,
-        args=(backend, source, messages, task, task["_stop"]),
+        args=(backend, source, messages, task, sources),
         name="sqs-move-task",
         daemon=True,
     ).start()
@@ -130,17 +129,17 @@ def _move(
     source: Queue,
     messages: list[Message],
     task: dict[str, Any],
-    stop: threading.Event,
+    sources: dict[str, str],
 ) -> None:
     """Send each message (body, attributes) to its destination, then delete it from the DLQ.
     A message with no known source and no DestinationArn fails the task with
     CouldNotDetermineMessageSource; a destination deleted meanwhile with NonExistentQueue."""
-    rate = task.get("MaxNumberOfMessagesPerSecond")
+    rate, stop = task.get("MaxNumberOfMessagesPerSecond"), task["_stop"]
     try:
         for message in messages:
             if stop.is_set():
                 break
-            target_arn = task.get("DestinationArn") or SOURCES.get(message.id)
+            target_arn = task.get("DestinationArn") or sources.get(message.id)
             if target_arn is None:
                 return _finish(task, "FAILED", "CouldNotDetermineMessageSource")
             target = next((q for q in backend.queues.values() if q.queue_arn == target_arn), None)
@@ -151,7 +150,7 @@ def _move(
                     continue  # deleted by a consumer meanwhile
                 source._messages.remove(message)
             _send_copy(backend, target, message)
-            SOURCES.pop(message.id, None)
+            sources.pop(message.id, None)
             with _tasks_lock:
                 task["ApproximateNumberOfMessagesMoved"] += 1
             if rate:
@@ -227,9 +226,12 @@ def _close() -> None:
 
 
 def _build(rt: Runtime) -> Targets:
+    def start_message_move_task(self: SQSResponse) -> Any:
+        return _start_message_move_task(self, rt.dead_letter_sources)
+
     rt.on_close(_close)
     return {
-        (SQSResponse, "start_message_move_task"): _start_message_move_task,
+        (SQSResponse, "start_message_move_task"): start_message_move_task,
         (SQSResponse, "list_message_move_tasks"): _list_message_move_tasks,
         (SQSResponse, "cancel_message_move_task"): _cancel_message_move_task,
     }

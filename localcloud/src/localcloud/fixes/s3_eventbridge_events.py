@@ -6,13 +6,15 @@ sends "Object Tags Added" for the tags PutObject / CopyObject / multipart comple
 AWS: a unique id, an ISO ``time``, ``etag``, an increasing ``sequencer`` per key, ``reason``
 (PutObject, CopyObject, CompleteMultipartUpload, ...), the default bus only, and "Object Tags
 Added" only for the tagging API (S3 User Guide, "EventBridge event message structure").
-The event then goes through the rules as any other (``features.delivery.deliver_event``).
+The event then goes through the rules as any other (moto's ``Rule.send_to_targets``, which
+the rule-delivery feature replaces).
 
 Regression test: tests/e2e/test_event_graph.py::test_s3_sends_the_event_types_aws_sends.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import threading
 import uuid
@@ -22,7 +24,6 @@ from moto.events import models as events_models
 from moto.s3 import notifications as s3_notifications
 from moto.s3.responses import S3Response
 
-from localcloud.features.delivery import deliver_event, iso_time
 from localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def _s3_event_bridge_message(
         "detail-type": detail_type,
         "source": "aws.s3",
         "account": account_id,
-        "time": iso_time(None),
+        "time": dt.datetime.now(tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "region": bucket.region_name,
         "resources": [bucket.arn],
         "detail": detail,
@@ -98,7 +99,7 @@ def _s3_event_bridge_message(
     if bus is None:
         return
     for rule in list(bus.rules.values()):
-        deliver_event(rt, rule, event)
+        rule.send_to_targets(event)
 
 
 def _build_s3_events(rt: Runtime) -> Targets:

@@ -26,13 +26,11 @@ from localcloud.patching import Kind, Patch, Targets
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
-__all__ = ["PATCHES", "SOURCES"]
+__all__ = ["PATCHES"]
 
 _RECEIVE_MESSAGE = SQSBackend.receive_message
 _ADD_MESSAGE = Queue.add_message
 _RECEIVE_MESSAGE_RESPONSE = SQSResponse.receive_message
-#: message id -> the queue its redrive policy moved it from
-SOURCES: dict[str, str] = {}
 _receiving = threading.local()  # .queue: the queue this thread's ReceiveMessage reads
 
 
@@ -47,32 +45,35 @@ def _receive_message(self: SQSBackend, queue_name: str, *args: Any, **kwargs: An
         _receiving.queue = None
 
 
-def _add_message(self: Queue, message: Message) -> None:
-    """SQS sets DeadLetterQueueSourceArn on a message its redrive policy moves (ReceiveMessage
-    returns it; StartMessageMoveTask without DestinationArn sends the message back there)."""
-    source = getattr(_receiving, "queue", None)
-    if source is not None and source.dead_letter_queue is self:
-        SOURCES[message.id] = source.queue_arn
-    _ADD_MESSAGE(self, message)
-
-
-def _receive_message_response(self: SQSResponse) -> Any:
-    """ReceiveMessage returns DeadLetterQueueSourceArn when asked for it (or for All)."""
-    answer = _RECEIVE_MESSAGE_RESPONSE(self)
-    names = set(self._get_param("AttributeNames", []) or []) | set(
-        self._get_param("MessageSystemAttributeNames", []) or []
-    )
-    if not ({"All", "DeadLetterQueueSourceArn"} & names) or not isinstance(answer, ActionResult):
-        return answer
-    for message in (answer.result or {}).get("Messages", []):  # type: ignore[union-attr]
-        source = SOURCES.get(message["MessageId"])
-        if source is not None:
-            message.setdefault("Attributes", {})["DeadLetterQueueSourceArn"] = source
-    return answer
-
-
 def _build(rt: Runtime) -> Targets:
-    rt.on_close(SOURCES.clear)
+    sources = rt.dead_letter_sources  # message id -> the queue its redrive policy moved it from
+
+    def _add_message(self: Queue, message: Message) -> None:
+        """SQS sets DeadLetterQueueSourceArn on a message its redrive policy moves
+        (ReceiveMessage returns it; StartMessageMoveTask without DestinationArn sends the
+        message back there)."""
+        source = getattr(_receiving, "queue", None)
+        if source is not None and source.dead_letter_queue is self:
+            sources[message.id] = source.queue_arn
+        _ADD_MESSAGE(self, message)
+
+    def _receive_message_response(self: SQSResponse) -> Any:
+        """ReceiveMessage returns DeadLetterQueueSourceArn when asked for it (or for All)."""
+        answer = _RECEIVE_MESSAGE_RESPONSE(self)
+        names = set(self._get_param("AttributeNames", []) or []) | set(
+            self._get_param("MessageSystemAttributeNames", []) or []
+        )
+        if not ({"All", "DeadLetterQueueSourceArn"} & names) or not isinstance(
+            answer, ActionResult
+        ):
+            return answer
+        for message in (answer.result or {}).get("Messages", []):  # type: ignore[union-attr]
+            source = sources.get(message["MessageId"])
+            if source is not None:
+                message.setdefault("Attributes", {})["DeadLetterQueueSourceArn"] = source
+        return answer
+
+    rt.on_close(sources.clear)
     return {
         (SQSBackend, "receive_message"): _receive_message,
         (Queue, "add_message"): _add_message,

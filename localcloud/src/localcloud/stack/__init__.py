@@ -57,7 +57,7 @@ from localcloud.stack.base import (
     UnsupportedPropertyError,
     UnsupportedResourceError,
 )
-from localcloud.stack.deploy import deploy
+from localcloud.stack.deploy import deploy, deploy_patch_set
 from localcloud.stack.shims import SHIMS
 from localcloud.stack.ssm import put_public_parameter
 from localcloud.stack.support import (
@@ -77,6 +77,7 @@ __all__ = [
     "UnsupportedPropertyError",
     "UnsupportedResourceError",
     "deploy",
+    "deploy_patch_set",
     "load_template",
     "localize",
     "moto_supported_types",

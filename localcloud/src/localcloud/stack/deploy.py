@@ -21,7 +21,10 @@ from botocore.exceptions import ClientError
 from localcloud.iam import enforcement as iam
 from localcloud.iam.actions import Need
 from localcloud.iam.enforcement import IAM_VARIABLE
+from localcloud.patching import PatchSet, speedups_enabled, without_from_environment
 from localcloud.runtime import Runtime
+from localcloud.stack import patches
+from localcloud.stack import speedups as speedup_patches
 from localcloud.stack.base import (
     _UNRESOLVED,
     CAPABILITIES,
@@ -67,6 +70,16 @@ class _MotoLogCapture(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+def deploy_patch_set(*, speedups: bool | None = None) -> PatchSet:
+    """The patches installed around ``create_stack`` (stack/patches.py, and stack/speedups.py
+    when speedups are on), minus those named in ``LOCALCLOUD_WITHOUT``."""
+    if speedups is None:
+        speedups = speedups_enabled()
+    without = without_from_environment()
+    chosen = [*patches.PATCHES, *(speedup_patches.PATCHES if speedups else [])]
+    return PatchSet(p for p in chosen if p.name not in without)
+
+
 def _create_stack(
     cfn: Any,
     stack_name: str,
@@ -76,12 +89,10 @@ def _create_stack(
     region: str,
     runtime: Runtime,
 ) -> None:
-    from localcloud import registry  # registry -> features -> stack: import here
-
     report = runtime.deploy_report
     report.clear()
     failures, created = report.failures, report.created
-    patches = registry.deploy_patch_set()
+    patches = deploy_patch_set()
     moto_log = logging.getLogger("moto")
     capture = _MotoLogCapture()  # e.g. a GetAtt moto cannot resolve: the property is dropped
     moto_log.addHandler(capture)
@@ -268,7 +279,7 @@ def deploy(
 ) -> DeployedStack:
     """Deploy ``template`` into the active moto mock (see the module docstring). The
     functions' handlers are registered in ``runtime.handlers``; the deploy-time patches
-    (registry.deploy_patch_set) are installed for it while ``create_stack`` runs."""
+    (``deploy_patch_set``) are installed for it while ``create_stack`` runs."""
     template = Path(template).resolve()
     parameters = dict(parameters or {})
     # boto3's default session: its loader caches service models (a new Session costs ~0.3 s).

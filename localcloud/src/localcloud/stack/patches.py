@@ -14,7 +14,6 @@ Installed only around ``create_stack`` by ``stack.deploy`` (``when="deploy"``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from moto.awslambda.models import LambdaBackend
@@ -25,19 +24,7 @@ from localcloud.patching import Kind, Patch, Targets
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
-__all__ = ["PATCHES", "DeployReport"]
-
-
-@dataclass
-class DeployReport:
-    #: (logical id, resource type, reason) of every resource that failed, in order
-    failures: list[tuple[str, str, str]] = field(default_factory=list)
-    #: the created resources of audited types, with their resolved properties
-    created: list[Any] = field(default_factory=list)
-
-    def clear(self) -> None:
-        self.failures.clear()
-        self.created.clear()
+__all__ = ["PATCHES"]
 
 
 def _build_shims(rt: Runtime) -> Targets:
