@@ -19,3 +19,9 @@ def cloud() -> Iterator[LocalCloud]:
 @pytest.fixture
 def pipeline(cloud: LocalCloud) -> Pipeline:
     return Pipeline(cloud)
+
+
+@pytest.fixture
+def p(pipeline: Pipeline) -> Pipeline:
+    """The pipeline under its short name (modules with a stack of their own override it)."""
+    return pipeline

@@ -1,15 +1,15 @@
 """`ingestctl doctor` against the local cloud: a healthy stack, then each fault injected.
 
-Every test deploys a fresh stack, processes one object, injects one fault the way it happens
-on AWS (an API call an operator or a deploy could make, or a delivery failure), and checks
-that the check it concerns FAILs or WARNs with the figures that matter, that every other
-check still PASSes, and the exit code.
+The tests share one deployed stack (module scope), which has processed one object; each
+injects one fault the way it happens on AWS (an API call an operator or a deploy could make,
+or a delivery failure), and checks that the check it concerns FAILs or WARNs with the figures
+that matter, that every other check still PASSes, and the exit code; then takes the fault
+back (the ``healthy`` fixture checks that every check PASSes again).
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -18,13 +18,19 @@ from typing import Any
 
 import boto3
 import pytest
-from boto3.dynamodb.types import TypeSerializer
 
-from ingest_pipeline.models import iso_ms, state_pk, state_sk
+from ingest_pipeline.models import iso_ms
 from ingest_tools import cli
 from ingest_tools.doctor import Clients, Context, Status, run
 from ingest_tools.local_pipeline import REGION, Pipeline, app_cloud
-from tests.support import sample_file
+from tests.support import (
+    claim_record,
+    cli_json,
+    delete_record,
+    fail_retryably,
+    queue_arn,
+    sample_file,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -104,13 +110,7 @@ def doctor(outputs: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tu
     local cloud share stdout, one JSON object a line; the report is indented."""
     capsys.readouterr()
     code = cli.main(["doctor", "--json", "--outputs", str(outputs), *extra])
-    out = "\n" + capsys.readouterr().out
-    report = json.JSONDecoder().raw_decode(out[out.rfind("\n{\n") + 1 :])[0]
-    return code, report
-
-
-def statuses(report: dict[str, Any]) -> dict[str, str]:
-    return {c["name"]: c["status"] for c in report["checks"]}
+    return code, cli_json(capsys)
 
 
 def check(report: dict[str, Any], name: str) -> dict[str, Any]:
@@ -120,7 +120,8 @@ def check(report: dict[str, Any], name: str) -> dict[str, Any]:
 
 def assert_only(report: dict[str, Any], expected: dict[str, str]) -> None:
     """The checks in ``expected`` have those statuses; every other check PASSes."""
-    assert statuses(report) == {name: expected.get(name, "PASS") for name in EVERY_CHECK}
+    found = {c["name"]: c["status"] for c in report["checks"]}
+    assert found == {name: expected.get(name, "PASS") for name in EVERY_CHECK}
 
 
 def context(p: Pipeline, now: datetime) -> Context:
@@ -139,68 +140,6 @@ def alarm_count(p: Pipeline) -> int:
         StackName=p.cloud.stack_name
     )["StackResourceSummaries"]
     return sum(1 for r in resources if r["ResourceType"] == "AWS::CloudWatch::Alarm")
-
-
-def claim(p: Pipeline, key: str, claimed_at: datetime) -> str:
-    """A state record as ClaimObject leaves it (statemachines/pipeline.asl.yaml, the same
-    SET) for an execution that then died: RUNNING, claimed at ``claimed_at``, nothing
-    recorded since. Returns the execution ARN it names."""
-    version = uuid.uuid4().hex
-    execution = f"{p.state_machine.replace(':stateMachine:', ':execution:')}:{uuid.uuid4().hex}"
-    now = iso_ms(claimed_at)
-    write_record(
-        p,
-        key,
-        version,
-        status="RUNNING",
-        open_state="RUNNING",
-        attempt=1,
-        execution_arn=execution,
-        claimed_at=now,
-        updated_at=now,
-        lease_seconds=3600,
-        first_seen_at=now,
-        bucket_name=p.bucket,
-        object_key=key,
-        version_id=version,
-        trigger_source="aws.s3",
-    )
-    return version
-
-
-def write_record(p: Pipeline, key: str, version: str, **values: Any) -> None:
-    serializer = TypeSerializer()
-    item = {"pk": state_pk(p.bucket, key), "sk": state_sk(version), **values}
-    p.ddb.put_item(TableName=p.table, Item={k: serializer.serialize(v) for k, v in item.items()})
-
-
-def fail_retryably(p: Pipeline, key: str, retry_after: datetime, attempt: int = 1) -> str:
-    """A state record as RecordRetryableFailure leaves it after ``attempt`` attempts."""
-    version = claim(p, key, retry_after - timedelta(minutes=1))
-    failed_at = iso_ms(retry_after - timedelta(seconds=30))
-    p.set_record(
-        key,
-        version,
-        status="FAILED",
-        open_state="RETRYABLE",
-        retryable=True,
-        attempt=attempt,
-        error_class="TRANSIENT",
-        error_name="StorageUnavailableError",
-        error_code="STORAGE_UNAVAILABLE",
-        error_cause="SlowDown",
-        failed_at=failed_at,
-        updated_at=failed_at,
-        retry_after=iso_ms(retry_after),
-    )
-    return version
-
-
-def delete_record(p: Pipeline, key: str, version: str) -> None:
-    p.ddb.delete_item(
-        TableName=p.table,
-        Key={"pk": {"S": state_pk(p.bucket, key)}, "sk": {"S": state_sk(version)}},
-    )
 
 
 def test_a_healthy_stack_passes_every_check(
@@ -403,11 +342,6 @@ def test_after_the_cause_is_fixed_redrive_empties_the_queue_and_doctor_is_health
     assert check(report, "dead-letters:EventDeliveryDLQ")["status"] == "PASS"
 
 
-def queue_arn(p: Pipeline, url: str) -> str:
-    got = p.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
-    return str(got["Attributes"]["QueueArn"])
-
-
 def test_an_empty_stack_has_empty_dead_letter_queues_and_exits_0(
     p: Pipeline, outputs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -426,7 +360,7 @@ def test_a_claim_past_its_lease_warns_then_fails(
     now = datetime.now(UTC)
     # Claimed 65 minutes ago: the 3600 s lease expired 5 minutes ago; the next reconcile run
     # (every 15 minutes) recovers it.
-    version = claim(p, key, now - timedelta(minutes=65))
+    version = claim_record(p, key, now - timedelta(minutes=65))
     undo.append(lambda: delete_record(p, key, version))
 
     code, report = doctor(outputs, capsys)
@@ -456,7 +390,7 @@ def test_a_claim_within_its_lease_passes(
     p: Pipeline, outputs: Path, undo: Undo, capsys: pytest.CaptureFixture[str]
 ) -> None:
     key = "incoming/orders/running.csv"
-    version = claim(p, key, datetime.now(UTC) - timedelta(minutes=59))
+    version = claim_record(p, key, datetime.now(UTC) - timedelta(minutes=59))
     undo.append(lambda: delete_record(p, key, version))
 
     code, report = doctor(outputs, capsys, "--strict")

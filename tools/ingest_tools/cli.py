@@ -16,8 +16,8 @@ every client at another endpoint (the local cloud: http://127.0.0.1:4566).
 Exit status: 0 done; 1 done, but the command found problems (messages left in a queue,
 a doctor check failed, unused IAM grants); 2 could not run (bad arguments or input file, no
 credentials, AWS unreachable, refused or throttling): one line on stderr says what went wrong
-and what to do; 70 an unexpected error, a bug in ingestctl (the traceback is printed);
-130 interrupted; 141 stdout closed early (`| head`).
+and what to do (``cli_errors.explain``); 70 an unexpected error, a bug in ingestctl (the
+traceback is printed); 130 interrupted; 141 stdout closed early (`| head`).
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+from ingest_tools.cli_errors import CANNOT_CONNECT, CONNECT_HINT, CommandError, explain
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -52,12 +53,6 @@ EXIT_CANNOT_RUN = 2  # bad input, no credentials, AWS unreachable / refusing: on
 EXIT_BUG = 70  # an unexpected exception: a bug in ingestctl (EX_SOFTWARE), with traceback
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # stdout was closed (128 + SIGPIPE, as a shell reports it)
-
-
-class CommandError(ValueError):
-    """Input ingestctl cannot use (a missing or malformed file, a missing option): ``main``
-    prints the message as one line and exits 2. A ValueError, so the doctor's "cannot read
-    the stack" handling still catches it."""
 
 
 def _read_json(path: str, flag: str) -> Any:
@@ -334,12 +329,12 @@ def _doctor(args: argparse.Namespace) -> int:
     )
     report = run(context)
     reached = [c for c in report.checks if not c.detail.startswith("not checked")]
-    if reached and all(c.data.get("error") in _CANNOT_CONNECT for c in reached):
+    if reached and all(c.data.get("error") in CANNOT_CONNECT for c in reached):
         # Not one check reached AWS: the stack was not checked at all, which is no verdict.
         first = next(c for c in reached if c.detail.startswith("could not check"))
         raise CommandError(
             f"cannot read the stack: {first.detail.removeprefix('could not check: ')}; "
-            f"{_CONNECT_HINT}, and the credentials"
+            f"{CONNECT_HINT}, and the credentials"
         )
     if args.json:
         print(json.dumps(report.to_dict(strict=args.strict), indent=2, default=str))
@@ -464,167 +459,6 @@ def _recovery_commands(commands: Any) -> None:
     doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
     _aws_arguments(doctor)
     doctor.set_defaults(func=_doctor)
-
-
-# --- errors ---------------------------------------------------------------------------
-_CONNECT_HINT = (
-    "check --endpoint-url / --region and the network (the local cloud: is "
-    "`ingestctl local up` running?)"
-)
-# Error names the doctor's "could not check" verdicts carry when nothing could be reached.
-_CANNOT_CONNECT = {
-    "EndpointConnectionError",
-    "ConnectTimeoutError",
-    "ConnectionClosedError",
-    "ReadTimeoutError",
-    "ProxyConnectionError",
-    "SSLError",
-    "NoCredentialsError",
-    "PartialCredentialsError",
-    "CredentialRetrievalError",
-    "NoRegionError",
-}
-_CREDENTIAL_CODES = {
-    "ExpiredToken",
-    "ExpiredTokenException",
-    "InvalidClientTokenId",
-    "UnrecognizedClientException",
-    "InvalidSignatureException",
-    "SignatureDoesNotMatch",
-    "InvalidAccessKeyId",
-    "AuthFailure",
-    "RequestExpired",
-}
-_DENIED_CODES = {
-    "AccessDenied",
-    "AccessDeniedException",
-    "AuthorizationError",
-    "KMSAccessDeniedException",
-    "UnauthorizedOperation",
-}
-_THROTTLING_CODES = {
-    "Throttling",
-    "ThrottlingException",
-    "ThrottledException",
-    "TooManyRequestsException",
-    "RequestLimitExceeded",
-    "ProvisionedThroughputExceededException",
-    "SlowDown",
-}
-
-
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and what caused it (``raise ... from``, or raised while handling)."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
-def _explain_client_error(exc: Any) -> str:
-    """An AWS answer (botocore ClientError): refused, throttled, not found, ..."""
-    error = exc.response.get("Error", {})
-    code, text = str(error.get("Code", "Unknown")), str(error.get("Message", ""))
-    what = f"{exc.operation_name}: {code}: {text}".rstrip(": ")
-    if code in _CREDENTIAL_CODES:
-        hint = f"AWS rejected the credentials ({what}): refresh them, or use another profile"
-    elif code in _DENIED_CODES:
-        hint = (
-            f"access denied ({what}): run it with credentials allowed to call "
-            f"{exc.operation_name} on this resource"
-        )
-    elif code in _THROTTLING_CODES:
-        hint = f"AWS kept throttling after retries ({what}): try again later"
-    elif any(m in code for m in ("NotFound", "NonExistent", "DoesNotExist", "NoSuch")) or (
-        code == "ValidationError" and "does not exist" in text
-    ):
-        hint = f"not found ({what}): check the name, --stack / --outputs and --region"
-    else:
-        hint = f"AWS refused the request ({what})"
-    return hint
-
-
-def _botocore_explainers() -> list[tuple[tuple[type[BaseException], ...], Any]]:
-    from botocore import exceptions as boto
-
-    return [
-        (
-            (
-                boto.NoCredentialsError,
-                boto.PartialCredentialsError,
-                boto.CredentialRetrievalError,
-                boto.ProfileNotFound,
-                boto.TokenRetrievalError,
-                boto.SSOError,
-            ),
-            lambda exc: (
-                f"no usable AWS credentials ({exc}): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and "
-                "AWS_SECRET_ACCESS_KEY (after `aws sso login` for an SSO profile)"
-            ),
-        ),
-        (
-            (boto.NoRegionError,),
-            lambda exc: "no AWS region: pass --region or set AWS_DEFAULT_REGION",
-        ),
-        (
-            (boto.ConnectionError, boto.HTTPClientError),  # connect, timeouts, closed
-            lambda exc: f"cannot reach AWS: {exc}; {_CONNECT_HINT}",
-        ),
-        ((boto.ParamValidationError,), lambda exc: f"invalid request: {exc}; check the arguments"),
-        ((boto.ClientError,), _explain_client_error),
-    ]
-
-
-def _other_explainers() -> list[tuple[tuple[type[BaseException], ...], Any]]:
-    from ingest_pipeline.errors import (
-        AccessDeniedError,
-        MissingResourceError,
-        PipelineError,
-        TransientError,
-    )
-    from localcloud.cli import UsageError
-    from localcloud.stack import StackDeployError
-
-    return [
-        ((CommandError, UsageError, StackDeployError), str),
-        (
-            (TransientError,),
-            lambda exc: f"AWS kept failing after retries: {exc.message}; try again later",
-        ),
-        (
-            (AccessDeniedError,),
-            lambda exc: f"access denied: {exc.message}; run it with credentials allowed to do this",
-        ),
-        (
-            (MissingResourceError,),
-            lambda exc: f"not found: {exc.message}; check --stack / --outputs and --region",
-        ),
-        ((PipelineError,), lambda exc: f"{exc.message} ({exc.code})"),
-        (
-            (json.JSONDecodeError,),
-            lambda exc: f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-        ),
-        ((FileNotFoundError,), lambda exc: f"{exc.filename or exc}: no such file"),
-        (
-            (IsADirectoryError, PermissionError),
-            lambda exc: f"{exc.filename or ''}: cannot read it: {exc.strerror or exc}".lstrip(": "),
-        ),
-    ]
-
-
-def explain(exc: BaseException) -> str | None:
-    """One line for an error the operator can act on (bad input, credentials, an
-    unreachable or refusing AWS); None for anything else, which is a bug."""
-    chain = list(_chain(exc))
-    # botocore's own error first: a pipeline error raised from it says less.
-    for explainers in (_botocore_explainers(), _other_explainers()):
-        for cause in chain:
-            for types, describe in explainers:
-                if isinstance(cause, types):
-                    return " ".join(str(describe(cause)).split())  # one line, always
-    return None
 
 
 def _command_name(args: Any) -> str:

@@ -1,8 +1,9 @@
 """``ingestctl doctor``: is a deployed stack able to ingest, and what is waiting on someone?
 
-``checks`` holds the checks (``run(Context) -> Report``), ``dead_letters`` the check of each
-dead-letter queue, ``report`` what they return, ``queue_policy`` the dead-letter queue policy
-evaluation.
+``checks`` runs the checks (``run(Context) -> Report``), which live in one module per area:
+``event_path`` (S3 -> EventBridge), ``workflow``, ``dead_letters`` (one check per dead-letter
+queue), ``reconcile`` (open state records, the reconcile schedule) and ``alarms``; ``report``
+is what they return, ``queue_policy`` the dead-letter queue policy evaluation.
 
 Exit codes (``Report.exit_code``; ``ingestctl doctor``, text or ``--json`` alike):
 

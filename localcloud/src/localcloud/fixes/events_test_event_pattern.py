@@ -7,7 +7,7 @@ checks AWS documents: the pattern must be valid, and the event must carry id, ac
 source, time, region, resources and detail-type (EventBridge API Reference,
 TestEventPattern). The redrive tool checks routes with it before it sends anything.
 
-Regression tests: tests/e2e/test_localcloud_fidelity.py::test_test_event_pattern_*.
+Regression tests: tests/e2e/test_localcloud_fidelity_event_patterns.py.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ PATCHES = [
         kind=Kind.FIX,
         reason="TestEventPattern answers with the rules' own matcher after AWS's validation "
         "(moto raises NotImplementedError).",
-        test="tests/e2e/test_localcloud_fidelity.py"
+        test="tests/e2e/test_localcloud_fidelity_event_patterns.py"
         "::test_test_event_pattern_matches_as_the_rule_does",
         build=_build,
         upstream="no moto issue found (searched 2026-11-23): moto events/models.py "
