@@ -26,7 +26,9 @@ by the measured interpreter (as built); ``none`` a copy without bytecode (what a
 of the sources would cost). PYTHONDONTWRITEBYTECODE=1 keeps each copy as prepared, so the
 result does not depend on whether this checkout has ``__pycache__`` directories. ``--built
 DIR`` measures a ``sam build`` output as it is (``.aws-sam/build/ProcessFunction``; its
-``.pyc`` files are Python 3.13's, so measure it with ``--python`` a 3.13 interpreter).
+``.pyc`` files are Python 3.13's, so measure it with ``--python`` a 3.13 interpreter). Its
+msgspec is the arm64 wheel's: on another machine the build is measured with the interpreter's
+own msgspec (the same pin, from ``.venv-runtime``) in its place, and the script says so.
 
 ``--python PATH`` measures with another interpreter: the functions run on Python 3.13
 (template.yaml's Runtime), so a 3.13 venv with the runtime's packages gives the closer figure.
@@ -277,6 +279,27 @@ def runtime_venv(python: str, where: Path = ROOT / ".venv-runtime") -> Path:
     return interpreter
 
 
+def runnable_here(built: Path, into: Path) -> Path:
+    """``built`` as it is, or, when its msgspec extension is for another machine (the arm64
+    wheel functions/Makefile installs), a copy without it: the measured interpreter's msgspec
+    (the same pin, pyproject.toml's dependencies) is imported instead."""
+    probe = "import importlib.machinery as m, json; print(json.dumps(m.EXTENSION_SUFFIXES))"
+    suffixes = json.loads(
+        subprocess.run([PYTHON[0], "-c", probe], capture_output=True, text=True, check=True).stdout
+    )
+    extensions = list((built / "msgspec").glob("_core*.so"))
+    if not extensions or any(e.name in {f"_core{s}" for s in suffixes} for e in extensions):
+        return built
+    print(
+        f"{built}: msgspec is built for another machine ({extensions[0].name}); measuring "
+        "with this interpreter's msgspec in its place",
+        file=sys.stderr,
+    )
+    target = into / "built" / built.name
+    shutil.copytree(built, target, ignore=shutil.ignore_patterns("msgspec", "msgspec-*.dist-info"))
+    return target
+
+
 def copy_code(functions: Path, into: Path, *, bytecode: bool) -> Path:
     """A copy of ``functions`` without bytecode (as ``sam build`` ships it), or compiled."""
     target = into / ("cached" if bytecode else "sources") / functions.name
@@ -478,7 +501,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-cold-start-") as scratch:
         for kind in kinds:
             codes = {
-                label: path
+                label: runnable_here(path, Path(scratch) / label)
                 if kind == "built"
                 else copy_code(path, Path(scratch) / label, bytecode=kind == "cached")
                 for label, path in sources.items()

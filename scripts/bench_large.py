@@ -77,17 +77,13 @@ from localcloud.cloud import LocalCloud
 MIB = 1024 * 1024
 DATASET = "orders"
 SINGLE_PATH = [
-    "CheckObjectIdentity",
     "ClaimObject",
     "ProcessObject",
-    "ChooseProcessingPath",
     "RecordSuccess",
 ]
 MAP_PATH = [  # the per-object execution, then the large-object execution it started
-    "CheckObjectIdentity",
     "ClaimObject",
     "ProcessObject",
-    "ChooseProcessingPath",
     "StartLargeObjectWorkflow",
     "EndAsHandedOver",
     "TakeOverClaim",

@@ -1,11 +1,12 @@
 """Settings read from the function's environment (set by template.yaml).
 
-Each settings model is a frozen dataclass whose field aliases are the environment variable
-names (``ingest_pipeline.parsing``). A value is validated (type and bounds) when a handler
-first asks for its settings in an execution environment; the result is reused while the
-environment stays the same, so a Lambda validates once per cold start. An invalid or missing
-variable raises ``ConfigurationError`` naming the variable: a deployment problem, routed to
-operations.
+Each settings model is a frozen msgspec Struct whose fields' wire names (``rename``) are the
+environment variable names (``ingest_pipeline.parsing``); values are stripped, then converted
+in msgspec's lax mode (an int field takes a string of digits). A value is validated (type and
+bounds) when a handler first asks for its settings in an execution environment; the result is
+reused while the environment stays the same, so a Lambda validates once per cold start. An
+invalid or missing variable raises ``ConfigurationError`` naming the variable: a deployment
+problem, routed to operations.
 
 Defaults: each has exactly one home. The domain policies (``FailurePolicy``,
 ``ReconcilePolicy``) hold the tunables' defaults and the fields below read them from there;
@@ -17,31 +18,32 @@ An empty variable counts as unset (its default applies, or it is reported as mis
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import ClassVar, Self, cast
+from typing import Annotated, ClassVar, Self, cast
+
+import msgspec
+from msgspec import Meta, Struct
 
 from ingest_pipeline.errors import ConfigurationError
 from ingest_pipeline.logic.keys import INCOMING_PREFIX
 from ingest_pipeline.logic.policy import FailurePolicy, ReconcilePolicy
-from ingest_pipeline.parsing import ParseError, alias_of, parse, rules
+from ingest_pipeline.parsing import ParseError, parse
 
 MIB = 1024 * 1024
 _FAILURE = FailurePolicy()
 _RECONCILE = ReconcilePolicy()
+Positive = Annotated[int, Meta(gt=0)]
 
 
-@dataclass(frozen=True, kw_only=True)
-class EnvSettings:
-    """Base of the settings models: fields aliased to environment variable names."""
+class EnvSettings(Struct, frozen=True, kw_only=True):
+    """Base of the settings models: fields renamed to environment variable names."""
 
     @classmethod
     def env_names(cls) -> tuple[str, ...]:
         """The environment variables this model reads."""
-        return tuple(alias_of(f) for f in dataclasses.fields(cls))
+        return tuple(f.encode_name for f in msgspec.structs.fields(cls))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
@@ -50,7 +52,9 @@ class EnvSettings:
         Raises ``ConfigurationError`` naming each invalid or missing variable.
         """
         source = os.environ if environ is None else environ
-        values = tuple((name, source[name]) for name in cls.env_names() if source.get(name))
+        values = tuple(
+            (name, str(source[name]).strip()) for name in cls.env_names() if source.get(name)
+        )
         model: object = cls  # mypy takes the class's __hash__ for its instances' (unbound)
         return cast(Self, _validated(model, values))
 
@@ -60,7 +64,7 @@ def _validated(model: object, values: tuple[tuple[str, str], ...]) -> EnvSetting
     """Validated once per distinct environment (failures are not cached: they raise)."""
     given = dict(values)
     try:
-        settings: EnvSettings = parse(cast(type[EnvSettings], model), given, strip_whitespace=True)
+        settings: EnvSettings = parse(cast(type[EnvSettings], model), given)
         return settings
     except ParseError as exc:
         raise ConfigurationError(_describe(exc, given), variables=_names(exc)) from exc
@@ -84,19 +88,12 @@ def _describe(exc: ParseError, given: Mapping[str, str]) -> str:
     return "; ".join(problems)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Settings(EnvSettings):
+class Settings(EnvSettings, frozen=True, kw_only=True, rename="upper"):
     """ProcessObject, ClassifyError and Quarantine: the failure report's policy."""
 
-    retry_base_seconds: int = field(
-        default=_FAILURE.retry_base_seconds, metadata=rules(alias="RETRY_BASE_SECONDS", gt=0)
-    )
-    retry_max_seconds: int = field(
-        default=_FAILURE.retry_max_seconds, metadata=rules(alias="RETRY_MAX_SECONDS", gt=0)
-    )
-    record_retention_days: int = field(
-        default=_FAILURE.record_retention_days, metadata=rules(alias="RECORD_RETENTION_DAYS", gt=0)
-    )
+    retry_base_seconds: Positive = _FAILURE.retry_base_seconds  # RETRY_BASE_SECONDS
+    retry_max_seconds: Positive = _FAILURE.retry_max_seconds  # RETRY_MAX_SECONDS
+    record_retention_days: Positive = _FAILURE.record_retention_days  # RECORD_RETENTION_DAYS
 
     def __post_init__(self) -> None:
         if self.retry_max_seconds < self.retry_base_seconds:
@@ -114,8 +111,16 @@ class Settings(EnvSettings):
         )
 
 
-@dataclass(frozen=True, kw_only=True)
-class LargeObjectSettings(EnvSettings):
+class LargeObjectSettings(
+    EnvSettings,
+    frozen=True,
+    kw_only=True,
+    rename={
+        "threshold_mib": "LARGE_OBJECT_THRESHOLD_MIB",
+        "chunk_mib": "CHUNK_MIB",
+        "concurrency": "CHUNK_CONCURRENCY",
+    },
+):
     """The large-file path (Distributed Map): when an object takes it, and its chunk size
     (template.yaml: LargeObjectThresholdMiB, LargeObjectChunkMiB).
 
@@ -123,12 +128,10 @@ class LargeObjectSettings(EnvSettings):
     the large-file path (0: never; it then reports ObjectTooLargeError when an object cannot
     finish in its time). ``CHUNK_MIB``: SplitObjectFunction cuts them about this often."""
 
-    threshold_mib: int = field(default=0, metadata=rules(alias="LARGE_OBJECT_THRESHOLD_MIB", ge=0))
-    chunk_mib: int = field(default=64, metadata=rules(alias="CHUNK_MIB", ge=1))
+    threshold_mib: Annotated[int, Meta(ge=0)] = 0
+    chunk_mib: Annotated[int, Meta(ge=1)] = 64
     # The Map's MaxConcurrency (MaxConcurrencyPath: DefinitionSubstitutions make strings).
-    concurrency: int = field(
-        default=200, metadata=rules(alias="CHUNK_CONCURRENCY", ge=1, le=10_000)
-    )
+    concurrency: Annotated[int, Meta(ge=1, le=10_000)] = 200
 
     @property
     def enabled(self) -> bool:
@@ -143,36 +146,38 @@ class LargeObjectSettings(EnvSettings):
         return self.chunk_mib * MIB
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReconcileSettings(EnvSettings):
+class ReconcileSettings(
+    EnvSettings,
+    frozen=True,
+    kw_only=True,
+    rename={
+        "table": "OBJECT_STATE_TABLE",
+        "state_machine_arn": "PIPELINE_STATE_MACHINE_ARN",
+        "bucket": "INGEST_BUCKET",
+        "operations_topic_arn": "OPERATIONS_TOPIC_ARN",
+        "max_attempts": "RECONCILE_MAX_ATTEMPTS",
+        "missed_grace_seconds": "MISSED_EVENT_GRACE_SECONDS",
+        "missed_lookback_hours": "MISSED_EVENT_LOOKBACK_HOURS",
+        "max_starts_per_run": "RECONCILE_MAX_STARTS_PER_RUN",
+        "run_lease_seconds": "RUN_LEASE_SECONDS",
+        "record_retention_days": "RECORD_RETENTION_DAYS",
+    },
+):
     """ReconcileFunction: its resources and the reconciliation policy."""
 
     incoming_prefix: ClassVar[str] = INCOMING_PREFIX
 
-    table: str = field(metadata=rules(alias="OBJECT_STATE_TABLE", min_length=1))
-    state_machine_arn: str = field(metadata=rules(alias="PIPELINE_STATE_MACHINE_ARN", min_length=1))
-    bucket: str = field(metadata=rules(alias="INGEST_BUCKET", min_length=1))
-    operations_topic_arn: str = field(metadata=rules(alias="OPERATIONS_TOPIC_ARN", min_length=1))
-    max_attempts: int = field(
-        default=_RECONCILE.max_attempts, metadata=rules(alias="RECONCILE_MAX_ATTEMPTS", gt=0)
-    )
-    missed_grace_seconds: int = field(
-        default=_RECONCILE.missed_grace_seconds,
-        metadata=rules(alias="MISSED_EVENT_GRACE_SECONDS", gt=0),
-    )
-    missed_lookback_hours: int = field(
-        default=_RECONCILE.missed_lookback_hours,
-        metadata=rules(alias="MISSED_EVENT_LOOKBACK_HOURS", gt=0),
-    )
-    max_starts_per_run: int = field(
-        default=_RECONCILE.max_starts_per_run,
-        metadata=rules(alias="RECONCILE_MAX_STARTS_PER_RUN", gt=0),
-    )
+    table: Annotated[str, Meta(min_length=1)]
+    state_machine_arn: Annotated[str, Meta(min_length=1)]
+    bucket: Annotated[str, Meta(min_length=1)]
+    operations_topic_arn: Annotated[str, Meta(min_length=1)]
+    max_attempts: Positive = _RECONCILE.max_attempts
+    missed_grace_seconds: Positive = _RECONCILE.missed_grace_seconds
+    missed_lookback_hours: Positive = _RECONCILE.missed_lookback_hours
+    max_starts_per_run: Positive = _RECONCILE.max_starts_per_run
     # The function's Timeout: a RUNNING run older than this died.
-    run_lease_seconds: int = field(default=120, metadata=rules(alias="RUN_LEASE_SECONDS", gt=0))
-    record_retention_days: int = field(
-        default=_FAILURE.record_retention_days, metadata=rules(alias="RECORD_RETENTION_DAYS", gt=0)
-    )
+    run_lease_seconds: Positive = 120
+    record_retention_days: Positive = _FAILURE.record_retention_days
 
     @property
     def policy(self) -> ReconcilePolicy:

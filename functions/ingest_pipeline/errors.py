@@ -103,6 +103,16 @@ class ObjectTooLargeError(ConfigurationError):
     code = "OBJECT_TOO_LARGE"
 
 
+class SplitRequiredError(ConfigurationError):
+    """ProcessObject hands the object to the large-object workflow: it is at least
+    ``LargeObjectThresholdMiB``, or it could not be converted in the function's time. Not a
+    failure there: ProcessObject's first Catch routes it to ``StartLargeObjectWorkflow``
+    (nothing was written). Raised anywhere else it is a configuration problem. Details:
+    ``size``, ``reason``."""
+
+    code = "SPLIT_REQUIRED"
+
+
 class MissingResourceError(ConfigurationError):
     """A bucket, table or key the deployment relies on does not exist."""
 

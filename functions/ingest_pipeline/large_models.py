@@ -6,63 +6,60 @@ their cold starts (issue 12). Parsed like the others, with ``models.parse_event`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Annotated
+
+from msgspec import Meta, Struct
 
 from ingest_pipeline.models import ObjectRef
-from ingest_pipeline.parsing import rules
+
+_EXECUTION_ARN = {"execution_arn": "executionArn"}
 
 
-@dataclass(frozen=True, kw_only=True)
-class PlanModel:
+class PlanModel(Struct, frozen=True, kw_only=True, rename="camel"):
     """The large-file path's plan (SplitObject's result, ``$.plan``)."""
 
-    bucket: str = field(metadata=rules(min_length=1))
-    key: str = field(metadata=rules(min_length=1))  # the JSON list of chunks the Map reads
-    header_end: int = field(metadata=rules(alias="headerEnd", ge=0))
-    header_lines: int = field(metadata=rules(alias="headerLines", ge=0))
-    size: int = field(metadata=rules(ge=0))
-    chunk_count: int = field(metadata=rules(alias="chunkCount", ge=0))
-    round: int = field(metadata=rules(ge=1))
-    max_concurrency: int = field(default=1, metadata=rules(alias="maxConcurrency", ge=1))
+    bucket: Annotated[str, Meta(min_length=1)]
+    key: Annotated[str, Meta(min_length=1)]  # the JSON list of chunks the Map reads
+    header_end: Annotated[int, Meta(ge=0)]  # headerEnd
+    header_lines: Annotated[int, Meta(ge=0)]  # headerLines
+    size: Annotated[int, Meta(ge=0)]
+    chunk_count: Annotated[int, Meta(ge=0)]  # chunkCount
+    round: Annotated[int, Meta(ge=1)]
+    max_concurrency: Annotated[int, Meta(ge=1)] = 1  # maxConcurrency
 
 
-@dataclass(frozen=True, kw_only=True)
-class ChunkModel:
-    index: int = field(metadata=rules(ge=0))
-    start: int = field(metadata=rules(ge=0))
-    stop: int = field(metadata=rules(ge=0))
+class ChunkModel(Struct, frozen=True, kw_only=True):
+    index: Annotated[int, Meta(ge=0)]
+    start: Annotated[int, Meta(ge=0)]
+    stop: Annotated[int, Meta(ge=0)]
 
 
-@dataclass(frozen=True, kw_only=True)
-class ChunkRequest:
+class ChunkRequest(Struct, frozen=True, kw_only=True, rename=_EXECUTION_ARN):
     """ProcessChunk's input: one item of the Map (its ItemSelector)."""
 
     object: ObjectRef
     chunk: ChunkModel
     plan: PlanModel
-    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
+    execution_arn: str = "local"
 
 
-@dataclass(frozen=True, kw_only=True)
-class ResultWriterDetails:
-    bucket: str = field(metadata=rules(alias="Bucket", min_length=1))
-    key: str = field(metadata=rules(alias="Key", min_length=1))
+class ResultWriterDetails(Struct, frozen=True, kw_only=True, rename="pascal"):
+    bucket: Annotated[str, Meta(min_length=1)]  # Bucket
+    key: Annotated[str, Meta(min_length=1)]  # Key
 
 
-@dataclass(frozen=True, kw_only=True)
-class MapRunResult:
+class MapRunResult(Struct, frozen=True, kw_only=True, rename="pascal"):
     """A Distributed Map's output when it has a ResultWriter."""
 
-    map_run_arn: str = field(default="", metadata=rules(alias="MapRunArn"))
-    result_writer_details: ResultWriterDetails = field(metadata=rules(alias="ResultWriterDetails"))
+    result_writer_details: ResultWriterDetails  # ResultWriterDetails
+    map_run_arn: str = ""  # MapRunArn
 
 
-@dataclass(frozen=True, kw_only=True)
-class AssembleRequest:
+class AssembleRequest(Struct, frozen=True, kw_only=True, rename=_EXECUTION_ARN):
     """AssembleOutput's input: the object, its plan and where the Map wrote its results."""
 
     object: ObjectRef
     plan: PlanModel
     chunks: MapRunResult
-    attempt: int = field(default=1, metadata=rules(ge=1))
-    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
+    attempt: Annotated[int, Meta(ge=1)] = 1
+    execution_arn: str = "local"

@@ -1,4 +1,4 @@
-"""Typed inputs of the Lambdas (frozen dataclasses, ``parse_event``), and the state record.
+"""Typed inputs of the Lambdas (msgspec Structs, ``parse_event``), and the state record.
 
 The state record (one item per object version in the state table) is defined once, at the
 end of this module: its key format, every attribute name, the status values and the open-state
@@ -9,60 +9,59 @@ ASL and template.yaml use exactly these names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
+
+from msgspec import Meta, Struct
+from msgspec.structs import replace
 
 from ingest_pipeline.errors import ErrorClass, InvalidEventError
-from ingest_pipeline.parsing import ParseError, parse, rules
+from ingest_pipeline.parsing import ParseError, parse
 
 M = TypeVar("M")
 
-# The inputs: frozen dataclasses checked by ``parse_event`` (``ingest_pipeline.parsing``:
-# unknown keys are ignored, a field is read by its alias or its own name).
+# The inputs: msgspec Structs checked by ``parse_event`` (``ingest_pipeline.parsing``:
+# unknown keys are ignored, a field is read by its wire name, ``rename``).
+_EXECUTION_ARN = {"execution_arn": "executionArn"}
 
 
-@dataclass(frozen=True, kw_only=True)
-class ObjectRef:
+class ObjectRef(Struct, frozen=True, kw_only=True, rename={"version_id": "versionId"}):
     """The normalized identity of one object version (built by the rule's InputTransformer)."""
 
-    bucket: str = field(metadata=rules(min_length=3, max_length=63))
-    key: str = field(metadata=rules(min_length=1, max_length=1024))
-    version_id: str | None = field(default=None, metadata=rules(alias="versionId"))
+    bucket: Annotated[str, Meta(min_length=3, max_length=63)]
+    key: Annotated[str, Meta(min_length=1, max_length=1024)]
+    version_id: str | None = None
     etag: str | None = None
-    size: int | None = field(default=None, metadata=rules(ge=0))
+    size: Annotated[int, Meta(ge=0)] | None = None
     sequencer: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class ResolveRequest:
+class ResolveRequest(Struct, frozen=True, kw_only=True, rename=_EXECUTION_ARN):
     """ResolveObjectVersion's input: the execution state (only its object is read)."""
 
     object: ObjectRef
-    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
+    execution_arn: str = "local"
 
 
-@dataclass(frozen=True, kw_only=True)
-class ProcessRequest:
+class ProcessRequest(Struct, frozen=True, kw_only=True, rename=_EXECUTION_ARN):
     object: ObjectRef
-    attempt: int = field(default=1, metadata=rules(ge=1))
-    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
+    attempt: Annotated[int, Meta(ge=1)] = 1
+    execution_arn: str = "local"
 
 
-@dataclass(frozen=True, kw_only=True)
-class CaughtErrorModel:
-    error: str = field(metadata=rules(alias="Error", min_length=1))
-    cause: str = field(default="", metadata=rules(alias="Cause"))
+class CaughtErrorModel(Struct, frozen=True, kw_only=True, rename="pascal"):
+    error: Annotated[str, Meta(min_length=1)]  # Error
+    cause: str = ""  # Cause
 
 
-@dataclass(frozen=True, kw_only=True)
-class ClaimModel:
-    attempt: int = field(metadata=rules(ge=1))
+class ClaimModel(Struct, frozen=True, kw_only=True):
+    attempt: Annotated[int, Meta(ge=1)]
 
 
-@dataclass(frozen=True, kw_only=True)
-class WorkflowState:
+class WorkflowState(Struct, frozen=True, kw_only=True):
     """The state machine's state when an error was caught (``$`` of the failing state)."""
 
     object: ObjectRef
@@ -70,16 +69,15 @@ class WorkflowState:
     claim: ClaimModel | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class FailureRequest:
+class FailureRequest(Struct, frozen=True, kw_only=True, rename="camel"):
     """Input of ClassifyError and QuarantineObject: the workflow state and the caught error.
 
     ``errorClass`` is set when a Catch already routed the error by its name.
     """
 
     state: WorkflowState
-    execution_arn: str = field(default="local", metadata=rules(alias="executionArn"))
-    error_class: ErrorClass | None = field(default=None, metadata=rules(alias="errorClass"))
+    execution_arn: str = "local"  # executionArn
+    error_class: ErrorClass | None = None  # errorClass
 
     @property
     def object(self) -> ObjectRef:
@@ -110,43 +108,39 @@ def parse_event(event: Any, model: type[M]) -> M:
         raise InvalidEventError(f"invalid {model.__name__} event: {exc.summary()}") from exc
 
 
-def _substituted(value: Any) -> Any:
-    if isinstance(value, str) and "<aws.scheduler." in value:
-        raise ValueError(
-            f"{value} was not substituted: Scheduler's context attributes are spelled with "
-            "hyphens (<aws.scheduler.execution-id>), and only in the schedule's Input"
-        )
-    return value
+_SCHEDULE_ARN = re.compile(r"^arn:aws[a-z-]*:scheduler:")
+_SCHEDULED_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
 
-@dataclass(frozen=True, kw_only=True)
-class ScheduleRun:
-    """Scheduler's context attributes, substituted into the schedule's input (template.yaml)."""
+class ScheduleRun(Struct, frozen=True, kw_only=True, rename="camel"):
+    """Scheduler's context attributes, substituted into the schedule's input (template.yaml).
 
-    schedule_arn: str = field(
-        metadata=rules(
-            alias="scheduleArn", pattern=r"^arn:aws[a-z-]*:scheduler:", before=_substituted
-        )
-    )
-    scheduled_time: str = field(
-        metadata=rules(
-            alias="scheduledTime",
-            pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$",
-            before=_substituted,
-        )
-    )
-    execution_id: str = field(
-        metadata=rules(alias="executionId", min_length=1, max_length=200, before=_substituted)
-    )
+    The patterns are checked after the placeholders (``__post_init__``): a misspelled
+    placeholder is reported as such, not as a string of the wrong shape."""
+
+    schedule_arn: str  # scheduleArn
+    scheduled_time: str  # scheduledTime
+    execution_id: Annotated[str, Meta(min_length=1, max_length=200)]  # executionId
     attempt: str | None = None
 
+    def __post_init__(self) -> None:
+        for value in (self.schedule_arn, self.scheduled_time, self.execution_id):
+            if "<aws.scheduler." in value:
+                raise ValueError(
+                    f"{value} was not substituted: Scheduler's context attributes are spelled "
+                    "with hyphens (<aws.scheduler.execution-id>), and only in the schedule's Input"
+                )
+        if not _SCHEDULE_ARN.match(self.schedule_arn):
+            raise ValueError(f"scheduleArn should match {_SCHEDULE_ARN.pattern!r}")
+        if not _SCHEDULED_TIME.match(self.scheduled_time):
+            raise ValueError(f"scheduledTime should match {_SCHEDULED_TIME.pattern!r}")
 
-@dataclass(frozen=True, kw_only=True)
-class ReconcileRequest:
+
+class ReconcileRequest(Struct, frozen=True, kw_only=True):
     """The body of one reconcile queue message (one schedule run)."""
 
     run: ScheduleRun
-    task: str = field(default="reconcile", metadata=rules(pattern="^reconcile$"))
+    task: Annotated[str, Meta(pattern="^reconcile$")] = "reconcile"
 
 
 # --- the state record -----------------------------------------------------------------------
@@ -259,10 +253,9 @@ class Outcome(StrEnum):
 
 
 class Route(StrEnum):
-    """An ``outcome`` of ProcessObject / AssembleOutput that is not recorded: the workflow
-    goes on (ChooseProcessingPath)."""
+    """An ``outcome`` of AssembleOutput that is not recorded: the workflow goes on
+    (ChooseAssemblyOutcome). Too big for one function is an error: SplitRequiredError."""
 
-    SPLIT = "SPLIT"  # too big for one function: the large-file path
     REALIGN = "REALIGN"  # a chunk started inside a record: plan again
 
 
@@ -341,50 +334,3 @@ def iso_ms(moment: datetime) -> str:
     comparison in a DynamoDB condition orders correctly."""
     moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-# ------------------------------------------------------------------------------------------
-# the version part of an object's identity (the record's sort key is v#<this>)
-# ------------------------------------------------------------------------------------------
-UNVERSIONED = "null"  # S3's version id of objects written while versioning was off
-CONTENT_VERSION_PREFIX = "null."
-
-
-def known_version(version_id: Any) -> str | None:
-    """A version id a trigger carries, or None when it carries none we can key a claim on."""
-    if not isinstance(version_id, str) or not version_id or version_id == UNVERSIONED:
-        return None
-    return version_id
-
-
-def s3_version_id(version_id: str | None) -> str | None:
-    """The VersionId to send to S3 for an identity's version (None: the current object)."""
-    if version_id is None or version_id == UNVERSIONED:
-        return None
-    if version_id.startswith(CONTENT_VERSION_PREFIX):
-        return None
-    return version_id
-
-
-def content_version(etag: str, last_modified: datetime) -> str:
-    """The identity of one write to an unversioned bucket: ``null.<UTC second>.<ETag>``.
-
-    HeadObject, GetObject and ListObjectVersions all report the same ETag and Last-Modified
-    (to the second) for one write, so every path computes the same identity."""
-    if last_modified.tzinfo is None:
-        last_modified = last_modified.replace(tzinfo=UTC)
-    stamp = last_modified.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{CONTENT_VERSION_PREFIX}{stamp}.{etag.strip().strip(chr(34))}"
-
-
-def content_version_etag(version_id: str | None) -> str | None:
-    """The ETag a content version was built from (to read exactly that write: If-Match)."""
-    if version_id is None or not version_id.startswith(CONTENT_VERSION_PREFIX):
-        return None
-    _, _, etag = version_id[len(CONTENT_VERSION_PREFIX) :].partition(".")
-    return etag or None
-
-
-def resolved_version(version_id: str | None, etag: str, last_modified: datetime) -> str:
-    """The identity's version for what S3 answered about the current object."""
-    return known_version(version_id) or content_version(etag, last_modified)

@@ -1,58 +1,24 @@
-"""The output under ``processed/``: who may write it (newest version wins), its metadata,
-and the summary a superseded version reports. Shared by ProcessObject (one Lambda) and
-AssembleOutput (the large-file path)."""
+"""The output under ``processed/``: its content type, the summary a superseded version
+reports, and the logs and metrics of a written or rejected object. Shared by ProcessObject
+(one Lambda) and AssembleOutput (the large-file path); which version may write the output is
+``ingest_pipeline.versions``."""
 
 from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import quote
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from ingest_pipeline.config import Settings
-from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import DataError, ErrorClass
-from ingest_pipeline.logic import identity, keys
+from ingest_pipeline.logic import keys
 from ingest_pipeline.logic.transform import Summary
 from ingest_pipeline.models import ObjectRef, Outcome
 from ingest_pipeline.observability import logger, metrics
 
 CONTENT_TYPE = "application/x-ndjson"
-
-
-def metadata(obj: ObjectRef, execution_arn: str) -> dict[str, str]:
-    """The output's metadata: the identity of the version it was made from."""
-    return {
-        "source-key": obj.key,  # readable (metadata is ASCII: others become '?')
-        "source-key-url": quote(obj.key, safe="/"),  # exact
-        "source-version-id": obj.version_id or "",
-        "source-sequencer": obj.sequencer or "",
-        "execution-arn": execution_arn,
-    }
-
-
-def newer_output(
-    bucket: str, key: str, mine: identity.SourceVersion, output: s3.ObjectHead | None
-) -> str | None:
-    """The version id of the newer version the output was made from, or None when this
-    version may write it (no output yet, the same version, or an older one)."""
-    if output is None:
-        return None
-    theirs = output.metadata.get("source-version-id")
-    if not theirs or output.metadata.get("source-key-url") != quote(key, safe="/"):
-        # Not written by this pipeline from this key (incoming/x.csv and incoming/x share
-        # processed/x.jsonl): versions of different keys have no order; ours replaces it.
-        return None
-    other = identity.SourceVersion(theirs, output.metadata.get("source-sequencer") or None)
-    if other.version_id == mine.version_id:
-        return None
-    mine_is_newer = identity.newer(mine, other)
-    if mine_is_newer is None:
-        listing = s3.key_versions(bucket, key)
-        mine_is_newer = identity.newer_by_listing(mine.version_id, other.version_id, listing)
-    return None if mine_is_newer else other.version_id
 
 
 def superseded(

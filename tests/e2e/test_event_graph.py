@@ -20,13 +20,7 @@ pytestmark = pytest.mark.e2e
 
 GOOD = sample_file("orders-good.csv")
 BAD = sample_file("orders-bad-values.csv")
-HAPPY = [
-    "CheckObjectIdentity",
-    "ClaimObject",
-    "ProcessObject",
-    "ChooseProcessingPath",
-    "RecordSuccess",
-]
+HAPPY = ["ClaimObject", "ProcessObject", "RecordSuccess"]
 
 
 def dead_letters(p: Pipeline) -> list[dict[str, Any]]:

@@ -117,6 +117,8 @@ def test_dynamodb_claim_expression_applies_the_same_each_time(cloud: LocalCloud)
         ":version": {"S": "v"},
         ":source": {"S": "aws.s3"},
         ":reprocess": {"BOOL": False},
+        ":no_version": {"S": ""},
+        ":unversioned": {"S": "null"},
         ":stale_before": {"S": "2026-11-20T00:00:00.000Z"},
     }
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from ingest_pipeline import versions
 from ingest_pipeline.dal import s3 as s3_dal
 from ingest_pipeline.dal import state
 from ingest_pipeline.errors import AccessDeniedError
-from ingest_pipeline.logic import identity, keys
+from ingest_pipeline.logic import keys
 from ingest_pipeline.logic.reconcile import ObjectVersion
 from ingest_tools.local_pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
@@ -77,7 +78,12 @@ def test_event_without_version_id_resolves_the_version_before_claiming(p: Pipeli
     run = latest_execution(p, KEY)
 
     assert run.status == "SUCCEEDED"
-    assert run.path[:3] == ["CheckObjectIdentity", "ResolveObjectVersion", "ClaimObject"]
+    assert run.path[:4] == [
+        "ClaimObject",
+        "SkipDuplicateObject",
+        "ResolveObjectVersion",
+        "ClaimObject",
+    ]
     record = p.record(KEY, version)  # keyed on the version S3 gave the upload
     assert record is not None and record["status"] == "SUCCEEDED"
     assert record["version_id"] == version and record["outcome"] == "PROCESSED"
@@ -113,6 +119,22 @@ def test_unversioned_bucket_keys_each_write_on_its_content_version(p: Pipeline) 
     objects = [ObjectVersion(p.bucket, key, version) for key, version, _ in listed]
     assert [o.key for o in objects] == [KEY]
     assert state.existing_keys(p.table, objects) == {(objects[0].pk, objects[0].sk)}
+
+
+def test_a_bad_file_in_an_unversioned_bucket_is_quarantined(p: Pipeline) -> None:
+    """The quarantine copy names the write S3 has (no VersionId: a content version is ours)."""
+    p.s3.put_bucket_versioning(Bucket=p.bucket, VersioningConfiguration={"Status": "Suspended"})
+    bad = sample_file("orders-bad-values.csv")
+    p.s3.put_object(Bucket=p.bucket, Key="incoming/orders/bad.csv", Body=bad)
+    run = latest_execution(p, "incoming/orders/bad.csv")
+    assert run.status == "FAILED" and "QuarantineObject" in run.path
+    assert p.read("quarantine/orders/bad.csv") == bad
+    (item,) = p.ddb.query(
+        TableName=p.table,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"s3://{p.bucket}/incoming/orders/bad.csv"}},
+    )["Items"]
+    assert item["version_id"]["S"].startswith("null.") and item["error_class"]["S"] == "PERMANENT"
 
 
 def dead_lettered_uploads(
@@ -201,7 +223,7 @@ def test_content_version_identity_matches_what_resolve_computes(p: Pipeline) -> 
     p.s3.put_object(Bucket=p.bucket, Key=KEY, Body=GOOD)
     run = latest_execution(p, KEY)
     head = p.s3.head_object(Bucket=p.bucket, Key=KEY)
-    expected = identity.content_version(head["ETag"], head["LastModified"])
+    expected = versions.content_version(head["ETag"], head["LastModified"])
     assert run.output["object"]["versionId"] == expected  # type: ignore[index]
     assert p.record(KEY, expected) is not None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.transform import Summary, convert
+from ingest_tools.cost import measure
 from ingest_tools.local_pipeline import Execution, Pipeline, local_pipeline
 from tests.support import wait_for
 
@@ -25,14 +27,8 @@ KEY = "incoming/orders/2026/11/23/large.csv"
 OUT = "processed/orders/2026/11/23/large.jsonl"
 HEADER = "order_id,customer_id,amount,currency,quantity,ordered_at,gift"
 # The per-object execution hands the object over; the large-object execution does the work.
-HANDOFF = [
-    "CheckObjectIdentity",
-    "ClaimObject",
-    "ProcessObject",
-    "ChooseProcessingPath",
-    "StartLargeObjectWorkflow",
-    "EndAsHandedOver",
-]
+# ProcessObject raises SplitRequiredError; its first Catch starts the large-object workflow.
+HANDOFF = ["ClaimObject", "ProcessObject", "StartLargeObjectWorkflow", "EndAsHandedOver"]
 LARGE = [
     "TakeOverClaim",
     "SplitObject",
@@ -90,7 +86,10 @@ def chunk_count(pipeline: Pipeline, arn: str) -> int:
 def test_several_chunks_make_the_single_paths_output(pipeline: Pipeline) -> None:
     body = orders(60_000)  # about 4.4 MiB: 4 or 5 chunks
     version, handoff = pipeline.ingest(KEY, body, timeout=120)
-    assert handoff.path == HANDOFF
+    # handed over by SplitRequiredError, no Choice: 4 billed transitions, nothing retried
+    assert handoff.status == "SUCCEEDED" and handoff.path == HANDOFF
+    assert measure("handoff", handoff, {}, Counter()).transitions == 4
+    assert handoff.invocations("invoke") == 1
     run = pipeline.handed_over_to(handoff, timeout=120)
     assert run.status == "SUCCEEDED", run.cause
     assert run.path == LARGE
@@ -163,7 +162,7 @@ def test_a_duplicate_during_a_running_large_execution_is_absorbed(pipeline: Pipe
     done = pipeline.handed_over_to(pipeline.wait(first, timeout=60), timeout=60)
 
     assert duplicate.status == "SUCCEEDED"
-    assert duplicate.path == ["CheckObjectIdentity", "ClaimObject", "SkipDuplicateObject"]
+    assert duplicate.path == ["ClaimObject", "SkipDuplicateObject"]
     assert done.status == "SUCCEEDED" and done.path == LARGE
     record = pipeline.record(KEY, version)
     assert record is not None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
+from ingest_tools.cost import measure
 from ingest_tools.local_pipeline import local_pipeline
 from tests.statemachine.conftest import Pipeline
 from tests.statemachine.test_large_file_path import HANDOFF, LARGE
@@ -18,13 +20,9 @@ pytestmark = pytest.mark.statemachine
 
 GOOD = sample_file("orders-good.csv")
 KEY = "incoming/orders/2026-11-21.csv"
-HAPPY = [
-    "CheckObjectIdentity",
-    "ClaimObject",
-    "ProcessObject",
-    "ChooseProcessingPath",
-    "RecordSuccess",
-]
+# The floor: every object pays these 3 state transitions, and no Choice on the way.
+HAPPY = ["ClaimObject", "ProcessObject", "RecordSuccess"]
+DUPLICATE = ["ClaimObject", "SkipDuplicateObject"]
 
 
 def test_happy_path(pipeline: Pipeline) -> None:
@@ -64,7 +62,7 @@ def test_duplicate_of_succeeded_object_processes_nothing(pipeline: Pipeline) -> 
     again = pipeline.wait(pipeline.start(pipeline.rule_input(event)))
 
     assert first.status == again.status == "SUCCEEDED"
-    assert again.path == ["CheckObjectIdentity", "ClaimObject", "SkipDuplicateObject"]
+    assert again.path == DUPLICATE
     assert again.output is not None
     assert again.output["existing"]["Item"]["status"]["S"] == "SUCCEEDED"
     assert again.invocations("invoke") == 0
@@ -93,7 +91,7 @@ def test_duplicate_while_in_progress_ends_without_processing(pipeline: Pipeline)
     finished = pipeline.wait(owner)
 
     assert duplicate.status == "SUCCEEDED"
-    assert duplicate.path == ["CheckObjectIdentity", "ClaimObject", "SkipDuplicateObject"]
+    assert duplicate.path == DUPLICATE
     assert duplicate.output["existing"]["Item"]["status"]["S"] == "RUNNING"  # type: ignore[index]
     assert finished.status == "SUCCEEDED" and finished.path == HAPPY
     assert pipeline.record(KEY, version)["execution_arn"] == owner  # type: ignore[index]
@@ -125,7 +123,7 @@ def test_transient_errors_exhausted_mark_failed_retryable(pipeline: Pipeline) ->
     assert run.status == "FAILED"
     assert run.error == "StorageUnavailableError"
     assert run.path == [
-        *HAPPY[:3],
+        *HAPPY[:2],
         "DescribeTransientFailure",
         "RecordRetryableFailure",
         "FailExecution",
@@ -156,7 +154,7 @@ def test_configuration_error_escalates_to_operations(pipeline: Pipeline) -> None
     assert run.error == "AccessDeniedError"
     assert "ACCESS_DENIED" in (run.cause or "")
     assert run.path == [
-        *HAPPY[:3],
+        *HAPPY[:2],
         "DescribeConfigurationFailure",
         "RecordConfigurationFailure",
         "NotifyOperations",
@@ -186,7 +184,7 @@ def test_configuration_error_escalates_to_operations(pipeline: Pipeline) -> None
 
     # The same event again does not re-run a configuration failure...
     dup = pipeline.wait(pipeline.start(pipeline.rule_input(pipeline.s3_event(KEY, version))))
-    assert dup.path == ["CheckObjectIdentity", "ClaimObject", "SkipDuplicateObject"]
+    assert dup.path == DUPLICATE
     # ...an explicit reprocess request does, once the deployment is fixed.
     request = pipeline.rule_input(pipeline.s3_event(KEY, version))
     request["request"] = {"reprocess": True, "staleBefore": ""}
@@ -208,7 +206,7 @@ def test_error_our_code_did_not_raise_goes_through_classify(pipeline: Pipeline) 
     assert run.status == "FAILED"
     assert run.error == "Lambda.ResourceNotFoundException"
     assert run.path == [
-        *HAPPY[:3],
+        *HAPPY[:2],
         "ClassifyError",
         "RouteByErrorClass",
         "RecordConfigurationFailure",
@@ -237,7 +235,7 @@ def test_bad_data_is_quarantined_and_reported(
     assert run.error == error
     assert code in (run.cause or "")
     assert run.path == [
-        *HAPPY[:3],
+        *HAPPY[:2],
         "QuarantineObject",
         "RecordRejection",
         "NotifyDataQuality",
@@ -301,32 +299,128 @@ def test_stale_execution_is_fenced_off(pipeline: Pipeline) -> None:
     )
 
 
-def test_malformed_execution_input_fails_clearly(pipeline: Pipeline) -> None:
-    run = pipeline.wait(pipeline.start({"object": {"bucket": pipeline.bucket}}))
+def billed_transitions(run: Any) -> int:
+    """What Step Functions Standard bills the run: states entered plus retries."""
+    return measure("run", run, {}, Counter()).transitions
+
+
+def test_the_happy_path_and_a_duplicate_cost_their_floor(pipeline: Pipeline) -> None:
+    version = pipeline.put(KEY, GOOD)
+    event = pipeline.s3_event(KEY, version)
+    first = pipeline.wait(pipeline.start(pipeline.rule_input(event)))
+    again = pipeline.wait(pipeline.start(pipeline.rule_input(event)))
+
+    assert (first.path, billed_transitions(first)) == (HAPPY, 3)
+    assert (again.path, billed_transitions(again)) == (DUPLICATE, 2)
+    record = pipeline.record(KEY, version)
+    assert record is not None
+    assert (record["status"], record["execution_arn"]) == ("SUCCEEDED", first.arn)
+
+
+@pytest.mark.parametrize(
+    "execution_input",
+    [
+        {"object": {}},
+        {"object": {"key": KEY, "versionId": "v1"}},
+        {"object": {"bucket": "b", "versionId": "v1"}},
+        {"object": {"bucket": "b", "key": KEY}},  # versionId must be there, string or null
+        {"trigger": {"source": "aws.s3"}},
+    ],
+    ids=["empty-object", "no-bucket", "no-key", "no-version-field", "no-object"],
+)
+def test_an_input_that_names_no_object_fails_at_once_without_a_record(
+    pipeline: Pipeline, execution_input: dict[str, Any]
+) -> None:
+    """Outside the input contract ({"object": {"bucket", "key", "versionId": string or
+    null}}, what the rule, the reconciler and ingestctl build): the claim cannot name a
+    record, and a path that matches nothing is States.Runtime, which no Catch handles. The
+    execution fails in ClaimObject (the ExecutionsFailed alarm); nothing is written, nothing
+    is processed; an object under incoming/ without a record is started by the reconciler's
+    missed-event scan."""
+    request = {
+        "trigger": {"source": "manual", "eventId": "e-1", "eventTime": "2026-11-21T12:00:00Z"},
+        "request": {"reprocess": False, "staleBefore": ""},
+        **execution_input,
+    }
+    if "object" in request and "bucket" in request["object"]:
+        request["object"]["bucket"] = pipeline.bucket
+
+    run = pipeline.wait(pipeline.start(request))
+
     assert run.status == "FAILED"
-    assert run.error == "InvalidEventError"
-    assert run.path[0] == "CheckObjectIdentity"
-    assert "ClaimObject" not in run.path
+    assert run.error == "States.Runtime"
+    assert "could not be found in the input" in (run.cause or "")
+    assert run.path == ["ClaimObject"]
+    assert pipeline.notifications("OperationsTopicArn") == []
+    assert pipeline.ddb.scan(TableName=pipeline.table)["Items"] == []
 
 
-@pytest.mark.parametrize("missing", [None, "", "null", "absent"])
+@pytest.mark.parametrize("missing", [None, "", "null"])
 def test_an_input_without_a_version_resolves_it_and_claims_the_real_one(
     pipeline: Pipeline, missing: str | None
 ) -> None:
+    """No Choice in front of the claim: the claim refuses an unusable version, the duplicate
+    check finds no record of it and hands it to ResolveObjectVersion, which claims the
+    current version. No record is ever keyed on v#null or v#."""
     version = pipeline.put(KEY, GOOD)
     request = pipeline.rule_input(pipeline.s3_event(KEY, version))
-    if missing == "absent":
-        del request["object"]["versionId"]
-    else:
-        request["object"]["versionId"] = missing
+    request["object"]["versionId"] = missing
 
     run = pipeline.wait(pipeline.start(request))
 
     assert run.status == "SUCCEEDED", run.cause
-    assert run.path == [HAPPY[0], "ResolveObjectVersion", *HAPPY[1:]]
+    assert run.path == [
+        "ClaimObject",
+        "SkipDuplicateObject",
+        "ResolveObjectVersion",
+        *HAPPY,
+    ]
+    assert billed_transitions(run) == 6
     record = pipeline.record(KEY, version)
     assert record is not None and record["status"] == "SUCCEEDED"
     assert record["execution_arn"] == run.arn
+    items = pipeline.ddb.scan(TableName=pipeline.table)["Items"]
+    assert [item["sk"]["S"] for item in items] == [f"v#{version}"]
+
+
+def test_an_event_from_an_unversioned_bucket_resolves_through_the_rule(
+    pipeline: Pipeline,
+) -> None:
+    """S3 sends no version-id for an unversioned bucket: the rule's InputTransformer makes
+    it null, and the object is claimed under the version HeadObject names."""
+    version = pipeline.put(KEY, GOOD)
+    event = pipeline.s3_event(KEY, version)
+    del event["detail"]["object"]["version-id"]
+    request = pipeline.rule_input(event)
+    assert request["object"]["versionId"] is None
+
+    run = pipeline.wait(pipeline.start(request))
+
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.path == ["ClaimObject", "SkipDuplicateObject", "ResolveObjectVersion", *HAPPY]
+    record = pipeline.record(KEY, version)
+    assert record is not None and record["status"] == "SUCCEEDED"
+
+
+def test_a_duplicate_without_a_version_is_resolved_then_a_duplicate(pipeline: Pipeline) -> None:
+    version, first = pipeline.ingest(KEY, GOOD)
+    request = pipeline.rule_input(pipeline.s3_event(KEY, version))
+    request["object"]["versionId"] = None
+
+    again = pipeline.wait(pipeline.start(request))
+
+    assert first.path == HAPPY
+    assert again.status == "SUCCEEDED"
+    assert again.path == [
+        "ClaimObject",
+        "SkipDuplicateObject",
+        "ResolveObjectVersion",
+        *DUPLICATE,
+    ]
+    assert again.output is not None
+    assert again.output["existing"]["Item"]["status"]["S"] == "SUCCEEDED"
+    assert again.invocations("invoke") == 1  # ResolveObjectVersion; nothing processed
+    assert pipeline.record(KEY, version)["execution_arn"] == first.arn  # type: ignore[index]
 
 
 def test_an_object_deleted_before_it_was_resolved_is_reported_to_operations(
@@ -338,8 +432,8 @@ def test_an_object_deleted_before_it_was_resolved_is_reported_to_operations(
     run = pipeline.wait(pipeline.start(request))
 
     assert run.status == "FAILED" and run.error == "ObjectNotFoundError"
-    assert run.path[:2] == ["CheckObjectIdentity", "ResolveObjectVersion"]
-    assert "ClaimObject" not in run.path
+    assert run.path[:3] == ["ClaimObject", "SkipDuplicateObject", "ResolveObjectVersion"]
+    assert run.path.count("ClaimObject") == 1
     (note,) = pipeline.notifications("OperationsTopicArn")
     assert note["message"]["object"]["key"] == "incoming/orders/gone.csv"
 
@@ -355,7 +449,7 @@ def test_a_process_timeout_is_retried_once_then_escalated_not_retried_for_hours(
 
     assert run.status == "FAILED" and run.error == "Sandbox.Timedout"
     assert run.path == [
-        *HAPPY[:3],
+        *HAPPY[:2],
         "DescribeConfigurationFailure",
         "RecordConfigurationFailure",
         "NotifyOperations",
@@ -395,7 +489,8 @@ def _cannot_finish_in_time(pipeline: Pipeline, lam: Any) -> None:
     version, run = pipeline.ingest(KEY, body.encode(), timeout=60)
 
     assert run.status == "FAILED" and run.error == "ObjectTooLargeError"
-    assert run.path[3:] == [
+    assert run.path == [
+        *HAPPY[:2],
         "DescribeConfigurationFailure",
         "RecordConfigurationFailure",
         "NotifyOperations",
@@ -411,7 +506,8 @@ def _cannot_finish_in_time(pipeline: Pipeline, lam: Any) -> None:
     )
     (sent,) = pipeline.notifications("OperationsTopicArn")
     cause = json.dumps(sent["message"])
-    assert "MB object cannot be processed in the 2 s" in cause and "MemorySize" in cause
+    # "in the N s the function has": N is the time left when it started (2 s less set-up)
+    assert "MB object cannot be processed in the" in cause and "MemorySize" in cause
     assert pipeline.notifications("DataQualityTopicArn") == []  # the data is not to blame
 
 
@@ -433,7 +529,7 @@ def test_an_object_that_cannot_finish_in_time_takes_the_large_file_path(
     body = "order_id,customer_id,amount,currency,quantity,ordered_at,gift\n" + "\n".join(rows)
     version, handoff = pipeline.ingest(KEY, body.encode(), timeout=120)
 
-    assert handoff.path == HANDOFF
+    assert handoff.path == HANDOFF and billed_transitions(handoff) == 4
     run = pipeline.handed_over_to(handoff, timeout=120)
     assert run.status == "SUCCEEDED", run.cause
     assert run.path == LARGE

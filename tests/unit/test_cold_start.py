@@ -50,7 +50,7 @@ NOT_PATCHED = (
     "sqlite3",
 )
 # pydantic (the powertools parser's engine): ~90 ms to import and build models. The inputs,
-# settings and contracts are dataclasses (ingest_pipeline.parsing). Without it, powertools'
+# settings and contracts are msgspec Structs (ingest_pipeline.parsing). Without it, powertools'
 # batch utilities do not import every parser model of every AWS event either.
 PYDANTIC = ("pydantic", "pydantic_core")
 PARSER_MODELS = "aws_lambda_powertools.utilities.parser.models"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from samtranslator.yaml_helper import yaml_parse
 
@@ -15,7 +15,6 @@ from ingest_pipeline.config import EnvSettings, ReconcileSettings, Settings
 from ingest_pipeline.errors import ConfigurationError
 from ingest_pipeline.handlers import classify_error
 from ingest_pipeline.logic.policy import FailurePolicy, ReconcilePolicy
-from ingest_pipeline.parsing import alias_of, is_required
 
 pytestmark = pytest.mark.unit
 
@@ -143,7 +142,7 @@ def test_a_bad_value_raises_configuration_error_naming_the_variable(
         model.from_env(env_for(model, **{name: raw}))
     message = str(info.value)
     assert message.startswith(f"[CONFIGURATION] environment variable {name}={raw!r}: ")
-    expected = "greater than 0" if raw in {"0", "-3"} else "valid integer"
+    expected = "Expected `int` >= 1" if raw in {"0", "-3"} else "Expected `int`, got `str`"
     assert expected in message
     assert info.value.details == {"variables": [name]}
     assert type(info.value) is ConfigurationError
@@ -249,9 +248,9 @@ def test_template_defaults_equal_the_code_defaults(model: type[EnvSettings]) -> 
     unset. They must agree, or a deployment and a unit test run with different policies."""
     set_by_template = template_environment()
     checked = 0
-    for field in dataclasses.fields(model):
-        alias = alias_of(field)
-        if is_required(field) or alias not in set_by_template:
+    for field in msgspec.structs.fields(model):
+        alias = field.encode_name
+        if field.required or alias not in set_by_template:
             continue
         for value in set_by_template[alias]:
             parameter = parameter_of(value)

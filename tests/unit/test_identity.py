@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -23,7 +22,7 @@ from hypothesis import strategies as st
 
 from ingest_pipeline.errors import InvalidEventError
 from ingest_pipeline.logic import identity
-from ingest_pipeline.logic.identity import ObjectIdentity, SourceVersion
+from ingest_pipeline.logic.identity import ObjectIdentity
 from ingest_tools.recovery.formats import replay_event
 from localcloud.features.transformer import apply_input_transformer
 from tests.support import AWKWARD_KEYS, TEMPLATE, load_event
@@ -131,38 +130,6 @@ def test_no_version_is_unknown_never_a_null_key(bucket: str, key: str, version: 
     assert found.version_id is None and not found.resolved
     rule_input = json.loads(apply_input_transformer(event, TRANSFORMER))
     assert identity.from_trigger(rule_input).version_id is None
-
-
-@given(
-    st.from_regex(r"\A[0-9a-f]{32}(-[0-9]{1,4})?\Z"),
-    st.datetimes(
-        min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
-    ),
-)
-def test_content_version_is_stable_and_names_its_etag(etag: str, modified: datetime) -> None:
-    # HeadObject quotes the ETag, ListObjectVersions too; the listing has milliseconds.
-    from_head = identity.resolved_version(None, f'"{etag}"', modified.replace(microsecond=0))
-    from_listing = identity.resolved_version("null", f'"{etag}"', modified)
-    assert from_head == from_listing
-    assert identity.content_version_etag(from_head) == etag
-    assert identity.s3_version_id(from_head) is None
-    assert identity.known_version(from_head) == from_head  # usable as a claim key
-
-
-@given(st.integers(0, 2**80), st.integers(0, 2**80), st.integers(0, 6), st.integers(0, 6))
-def test_sequencers_compare_as_left_padded_hex(a: int, b: int, pad_a: int, pad_b: int) -> None:
-    seq_a, seq_b = "0" * pad_a + f"{a:X}", "0" * pad_b + f"{b:X}"
-    verdict = identity.newer(SourceVersion("va", seq_a), SourceVersion("vb", seq_b))
-    assert verdict == (a > b if a != b else None)
-
-
-def test_version_order_falls_back_to_the_listing() -> None:
-    assert identity.newer(SourceVersion("v2"), SourceVersion("v1")) is None
-    listing = ["v3", "v2", "v1"]  # ListObjectVersions: newest first
-    assert identity.newer_by_listing("v2", "v1", listing) is True
-    assert identity.newer_by_listing("v1", "v2", listing) is False
-    assert identity.newer_by_listing("v2", "gone", listing) is True  # expired: older
-    assert identity.newer(SourceVersion("v1", "00A"), SourceVersion("v1", "00B")) is False
 
 
 @pytest.mark.parametrize(

@@ -119,10 +119,35 @@ def test_a_chunk_reports_every_error_of_the_taxonomy_for_assemble_output_to_rais
     }
 
 
+HANDOVER = {
+    "ErrorEquals": ["SplitRequiredError"],
+    "ResultPath": "$.splitRequired",
+    "Next": "StartLargeObjectWorkflow",
+}
+
+
 def test_split_and_assemble_route_errors_as_process_does() -> None:
-    process = tasks()["ProcessObject"]["Catch"]
+    """The same catches, but for ProcessObject's first: the hand-over to the large-object
+    workflow (which has no StartLargeObjectWorkflow; there it is a configuration error)."""
+    first, *process = tasks()["ProcessObject"]["Catch"]
+    assert first == HANDOVER
     assert tasks()["SplitObject"]["Catch"] == process
     assert tasks()["AssembleOutput"]["Catch"] == process
+
+
+def test_an_object_too_big_for_one_function_leaves_process_by_a_typed_error() -> None:
+    """SplitRequiredError is our error (the taxonomy, CONFIGURATION where nothing routes it
+    first), never retried, and routed by ProcessObject's first Catch, before the taxonomy's
+    own catches (Step Functions takes the first Catch that matches)."""
+    assert errors.class_of_error_name("SplitRequiredError") is ErrorClass.CONFIGURATION
+    process = tasks()["ProcessObject"]
+    assert process["Catch"][0] == HANDOVER
+    others = [c for c in process["Catch"][1:] if "SplitRequiredError" in c["ErrorEquals"]]
+    assert [c["Next"] for c in others] == [CATCH_TARGET[ErrorClass.CONFIGURATION]]
+    retried = {e for r in process["Retry"] for e in r["ErrorEquals"]}
+    assert "SplitRequiredError" not in retried and "States.ALL" not in retried
+    # no Choice on ProcessObject's result: RecordSuccess follows it directly
+    assert process["Next"] == "RecordSuccess"
 
 
 def test_chunk_tasks_retry_with_full_jitter() -> None:

@@ -19,7 +19,7 @@ import boto3
 from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ingest_pipeline import models as identity  # the version part of an object's identity
+from ingest_pipeline import versions
 from ingest_pipeline.dal.aws import BOTO_CONFIG, error_code, error_message, is_error
 from ingest_pipeline.dal.aws import aws_errors as _aws_errors
 from ingest_pipeline.errors import (
@@ -33,6 +33,7 @@ from ingest_pipeline.errors import (
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import GetObjectOutputTypeDef, ObjectVersionTypeDef
 
     from ingest_pipeline.logic.chunks import CopyPart, UploadPart
 
@@ -127,17 +128,24 @@ class ObjectReplacedError(Exception):
     Not part of the taxonomy: the process step records the object as superseded."""
 
 
-def _version_args(version_id: str | None) -> dict[str, Any]:
-    """GetObject's arguments that pin the identity's version (VersionId, or If-Match on a
-    content version's ETag)."""
-    args: dict[str, Any] = {}
-    s3_version = identity.s3_version_id(version_id)
-    if s3_version is not None:
+def _get_version(
+    bucket: str, key: str, version_id: str | None, action: str, **args: Any
+) -> GetObjectOutputTypeDef:
+    """GetObject of exactly the write an identity names: by VersionId, or a content version by
+    If-Match on its ETag (``ObjectReplacedError`` once that write was overwritten)."""
+    if (s3_version := versions.s3_version_id(version_id)) is not None:
         args["VersionId"] = s3_version
-    etag = identity.content_version_etag(version_id)
-    if etag is not None:
+    if (etag := versions.content_version_etag(version_id)) is not None:
         args["IfMatch"] = f'"{etag}"'
-    return args
+    try:
+        with aws_errors(action):
+            return s3_client().get_object(Bucket=bucket, Key=key, **args)
+    except PipelineError as exc:
+        if is_error(exc, "PreconditionFailed"):
+            raise ObjectReplacedError(
+                f"s3://{bucket}/{key} was overwritten after the write {version_id}"
+            ) from exc
+        raise
 
 
 def open_object(
@@ -150,18 +158,8 @@ def open_object(
     content version (unversioned bucket) reads the current object only while its ETag is
     still the one the identity was built from (If-Match).
     """
-    args: dict[str, Any] = {"Bucket": bucket, "Key": key, **_version_args(version_id)}
-    if first_byte:
-        args["Range"] = f"bytes={first_byte}-"
-    try:
-        with aws_errors(f"GetObject s3://{bucket}/{key}"):
-            response = s3_client().get_object(**args)
-    except PipelineError as exc:
-        if is_error(exc, "PreconditionFailed"):
-            raise ObjectReplacedError(
-                f"s3://{bucket}/{key} was overwritten after the write {version_id}"
-            ) from exc
-        raise
+    ranged = {"Range": f"bytes={first_byte}-"} if first_byte else {}
+    response = _get_version(bucket, key, version_id, f"GetObject s3://{bucket}/{key}", **ranged)
     raw = _RawBody(response["Body"])
     body = io.BufferedReader(raw, buffer_size=READ_BUFFER_BYTES)
     size = int(response.get("ContentLength", 0))
@@ -186,11 +184,6 @@ class ObjectHead:
     size: int
     metadata: dict[str, str]
 
-    @property
-    def identity_version(self) -> str:
-        """The version an identity of this write carries (``logic.identity``)."""
-        return identity.resolved_version(self.version_id, self.etag, self.last_modified)
-
 
 def head_object(bucket: str, key: str) -> ObjectHead | None:
     """HeadObject of the current object, or None when there is none (404)."""
@@ -210,22 +203,23 @@ def head_object(bucket: str, key: str) -> ObjectHead | None:
 
 def key_versions(bucket: str, key: str) -> list[str]:
     """The identity versions of ``key``'s object versions, newest first (ListObjectVersions
-    lists a key's versions newest first; delete markers are not versions)."""
-    found: list[str] = []
+    lists a key's versions newest first; delete markers are not versions). With
+    ``head_object``, the reads ``versions.before_write`` needs (``versions.Reads``)."""
     paginator = s3_client().get_paginator("list_object_versions")
     with aws_errors(f"list versions of s3://{bucket}/{key}"):
-        for page in paginator.paginate(Bucket=bucket, Prefix=key):
-            for version in page.get("Versions", []):
-                if version["Key"] != key:
-                    continue
-                found.append(
-                    identity.resolved_version(
-                        version.get("VersionId"),
-                        str(version.get("ETag", "")),
-                        version["LastModified"],
-                    )
-                )
-    return found
+        return [
+            _listed_version(version)
+            for page in paginator.paginate(Bucket=bucket, Prefix=key)
+            for version in page.get("Versions", [])
+            if version["Key"] == key
+        ]
+
+
+def _listed_version(version: ObjectVersionTypeDef) -> str:
+    """A listed version's identity version: an unversioned write ("null") gets its content
+    version, as ResolveObjectVersion computes it (``ingest_pipeline.versions``)."""
+    etag = str(version.get("ETag", ""))
+    return versions.resolved_version(version.get("VersionId"), etag, version["LastModified"])
 
 
 class OutputChangedError(Exception):
@@ -352,8 +346,8 @@ def copy_object(
     bucket: str, key: str, version_id: str | None, dest_key: str, metadata: dict[str, str]
 ) -> None:
     source: dict[str, str] = {"Bucket": bucket, "Key": key}
-    if version_id and version_id != "null":
-        source["VersionId"] = version_id
+    if (s3_version := versions.s3_version_id(version_id)) is not None:
+        source["VersionId"] = s3_version
     with aws_errors(f"CopyObject s3://{bucket}/{key} -> {dest_key}"):
         s3_client().copy(
             source,  # type: ignore[arg-type]
@@ -395,34 +389,19 @@ def list_current_versions(
             for version in page.get("Versions", []):
                 if not version.get("IsLatest") or version["LastModified"] <= modified_after:
                     continue
-                # The identity's version: an unversioned write ("null") gets its content
-                # version, as ResolveObjectVersion computes it (logic.identity).
-                yield (
-                    version["Key"],
-                    identity.resolved_version(
-                        version.get("VersionId"),
-                        str(version.get("ETag", "")),
-                        version["LastModified"],
-                    ),
-                    version["LastModified"],
-                )
+                yield version["Key"], _listed_version(version), version["LastModified"]
 
 
 def read_range(bucket: str, key: str, version_id: str | None, first: int, last: int) -> bytes:
     """Bytes ``[first, last]`` of exactly the version an identity names (fewer at its end)."""
-    args: dict[str, Any] = {"Bucket": bucket, "Key": key, **_version_args(version_id)}
-    args["Range"] = f"bytes={first}-{last}"
+    action = f"GetObject s3://{bucket}/{key} bytes {first}-{last}"
     try:
-        with aws_errors(f"GetObject s3://{bucket}/{key} bytes {first}-{last}"):
-            response = s3_client().get_object(**args)
+        response = _get_version(bucket, key, version_id, action, Range=f"bytes={first}-{last}")
+        with aws_errors(action):
             return bytes(response["Body"].read())
     except PipelineError as exc:
         if is_error(exc, "InvalidRange"):  # past the end (an empty object)
             return b""
-        if is_error(exc, "PreconditionFailed"):
-            raise ObjectReplacedError(
-                f"s3://{bucket}/{key} was overwritten after the write {version_id}"
-            ) from exc
         raise
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ingest_pipeline import errors, output
+from ingest_pipeline import errors, output, versions
 from ingest_pipeline.config import Settings
 from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import (
@@ -38,7 +38,7 @@ from ingest_pipeline.errors import (
 )
 from ingest_pipeline.handlers.split import write_plan
 from ingest_pipeline.large_models import AssembleRequest
-from ingest_pipeline.logic import chunks, identity, keys
+from ingest_pipeline.logic import chunks, keys
 from ingest_pipeline.logic.failure import CaughtError
 from ingest_pipeline.logic.transform import Summary
 from ingest_pipeline.models import Outcome, Route, parse_event
@@ -155,11 +155,9 @@ def _write_output(
 ) -> dict[str, Any]:
     obj = request.object
     out_key = keys.output_key(obj.key)
-    mine = identity.SourceVersion(obj.version_id or "", obj.sequencer)
-    current = s3.head_object(obj.bucket, out_key)
-    newer_version = output.newer_output(obj.bucket, obj.key, mine, current)
-    if newer_version is not None:
-        return {**output.superseded(obj, settings, out_key, newer_version), "plan": None}
+    verdict = versions.before_write(obj, out_key, request.execution_arn, s3)
+    if verdict.superseded_by is not None:
+        return {**output.superseded(obj, settings, out_key, verdict.superseded_by), "plan": None}
     steps = chunks.assembly_steps((p.part_key or "", p.bytes_out) for p in merged.parts)
     try:
         s3.join_objects(
@@ -167,18 +165,13 @@ def _write_output(
             out_key,
             steps,
             content_type=output.CONTENT_TYPE,
-            metadata=output.metadata(obj, request.execution_arn),
-            if_match=current.etag if current is not None else None,
-            if_none_match=current is None,
+            metadata=verdict.metadata,
+            if_match=verdict.if_match,
+            if_none_match=verdict.if_none_match,
         )
     except s3.OutputChangedError as exc:
-        changed = s3.head_object(obj.bucket, out_key)
-        newer_version = output.newer_output(obj.bucket, obj.key, mine, changed)
-        if newer_version is not None:
-            return {**output.superseded(obj, settings, out_key, newer_version), "plan": None}
-        raise TransientError(
-            f"{out_key} was written by another execution while this one wrote it; retrying"
-        ) from exc
+        newer_version = versions.after_write_lost(obj, out_key, s3, exc)
+        return {**output.superseded(obj, settings, out_key, newer_version), "plan": None}
     removed = s3.delete_prefix(
         obj.bucket, f"{keys.WORK_PREFIX}{keys.execution_name(request.execution_arn)}/"
     )

@@ -13,20 +13,20 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ingest_pipeline import output
+from ingest_pipeline import output, versions
 from ingest_pipeline.config import LargeObjectSettings, Settings
 from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import (
     DataError,
     InvalidEventError,
     ObjectTooLargeError,
-    TransientError,
+    SplitRequiredError,
 )
-from ingest_pipeline.logic import identity, keys
+from ingest_pipeline.logic import keys
 from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.deadline import TimeBudget
 from ingest_pipeline.logic.transform import Summary, convert
-from ingest_pipeline.models import Outcome, ProcessRequest, Route, parse_event
+from ingest_pipeline.models import Outcome, ProcessRequest, parse_event
 from ingest_pipeline.observability import bind_object, logger, metrics, tracer
 
 
@@ -60,11 +60,10 @@ def process(
 ) -> dict[str, Any]:
     """Convert one object version, unless a newer version of the key already owns the output.
 
-    Newest version wins: the output under ``processed/`` carries the identity of the version
-    it was made from (metadata ``source-version-id`` / ``source-sequencer``). An older version
-    arriving late (a redrive, a retry, a reprocess) is not written and reports
-    ``outcome: SUPERSEDED``. The write itself is conditional on the output being what was
-    checked (S3 If-Match / If-None-Match), so two versions racing cannot both win.
+    Newest version wins (``ingest_pipeline.versions``, asked before the write and after a
+    lost one): an older version arriving late (a redrive, a retry, a reprocess) is not
+    written and reports ``outcome: SUPERSEDED``; the write is conditional, so two versions
+    racing cannot both win.
     """
     obj = request.object
     if obj.version_id is None:
@@ -74,11 +73,9 @@ def process(
     dataset = keys.dataset_of(obj.key)
     contract = load_contract(dataset)
     out_key = keys.output_key(obj.key)
-    mine = identity.SourceVersion(obj.version_id, obj.sequencer)
-    current = s3.head_object(obj.bucket, out_key)
-    newer_version = output.newer_output(obj.bucket, obj.key, mine, current)
-    if newer_version is not None:
-        return output.superseded(request.object, settings, out_key, newer_version)
+    verdict = versions.before_write(obj, out_key, request.execution_arn, s3)
+    if verdict.superseded_by is not None:
+        return output.superseded(obj, settings, out_key, verdict.superseded_by)
     try:
         opened = s3.open_object(obj.bucket, obj.key, obj.version_id)
     except s3.ObjectReplacedError:
@@ -87,7 +84,7 @@ def process(
         )
     if large is not None and large.enabled and opened.size >= large.threshold_bytes:
         opened.body.close()
-        return _split(request, settings, out_key, opened.size, "its size")
+        raise _split_required(request, opened.size, "its size")
     summary = Summary(dataset=dataset)
     try:
         with opened.body:
@@ -99,23 +96,18 @@ def process(
                 out_key,
                 lines,
                 content_type=output.CONTENT_TYPE,
-                metadata=output.metadata(obj, request.execution_arn),
-                if_match=current.etag if current is not None else None,
-                if_none_match=current is None,
+                metadata=verdict.metadata,
+                if_match=verdict.if_match,
+                if_none_match=verdict.if_none_match,
             )
     except ObjectTooLargeError:
         if large is None or not large.enabled:
             raise
         # Nothing was written (the upload was aborted): the large-file path takes it.
-        return _split(request, settings, out_key, opened.size, "the time it would take")
+        raise _split_required(request, opened.size, "the time it would take") from None
     except s3.OutputChangedError as exc:
-        changed = s3.head_object(obj.bucket, out_key)
-        newer_version = output.newer_output(obj.bucket, obj.key, mine, changed)
-        if newer_version is not None:
-            return output.superseded(request.object, settings, out_key, newer_version)
-        raise TransientError(
-            f"{out_key} was written by another execution while this one wrote it; retrying"
-        ) from exc
+        newer_version = versions.after_write_lost(obj, out_key, s3, exc)
+        return output.superseded(obj, settings, out_key, newer_version)
     return {
         **summary.to_dict(),
         "sourceKey": obj.key,
@@ -126,19 +118,17 @@ def process(
     }
 
 
-def _split(
-    request: ProcessRequest, settings: Settings, out_key: str, size: int, reason: str
-) -> dict[str, Any]:
-    """Hand the object to the large-file path (the workflow's ChooseProcessingPath)."""
+def _split_required(request: ProcessRequest, size: int, reason: str) -> SplitRequiredError:
+    """The error that hands the object to the large-file path: ProcessObject's first Catch
+    routes SplitRequiredError to StartLargeObjectWorkflow. Nothing was written."""
     logger.info("object goes to the large-file path", size=size, reason=reason)
-    return {
-        **Summary(dataset=keys.dataset_of(request.object.key), bytes_in=size).to_dict(),
-        "sourceKey": request.object.key,
-        "outputKey": out_key,
-        "outcome": Route.SPLIT.value,
-        "supersededBy": "",
-        "expiresAt": output.expires_at(settings),
-    }
+    obj = request.object
+    return SplitRequiredError(
+        f"s3://{obj.bucket}/{obj.key} ({size} bytes) goes to the large-object workflow: "
+        f"{reason} is too much for one function",
+        size=size,
+        reason=reason,
+    )
 
 
 _CHECK_EVERY_CHUNKS = 1024

@@ -15,6 +15,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ingest_pipeline import versions
 from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import ObjectNotFoundError
 from ingest_pipeline.models import ObjectRef, ResolveRequest, parse_event
@@ -38,4 +39,5 @@ def resolve(obj: ObjectRef) -> dict[str, Any]:
             f"s3://{obj.bucket}/{obj.key} does not exist (deleted before it was processed): "
             "there is no version to process"
         )
-    return {"bucket": obj.bucket, "key": obj.key, "versionId": head.identity_version}
+    version = versions.resolved_version(head.version_id, head.etag, head.last_modified)
+    return {"bucket": obj.bucket, "key": obj.key, "versionId": version}

@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
+
+from msgspec import Meta, Struct
 
 from ingest_pipeline.errors import ConfigurationError, UnknownDatasetError
-from ingest_pipeline.parsing import ParseError, parse, rules
+from ingest_pipeline.parsing import ParseError, parse
 
 _DATASET_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,62}$")
 
@@ -32,18 +33,16 @@ class ColumnType(StrEnum):
     DATETIME = "datetime"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Column:
-    name: str = field(metadata=rules(min_length=1))
+class Column(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    name: Annotated[str, Meta(min_length=1)]
     type: ColumnType
     required: bool = True
 
 
-@dataclass(frozen=True, kw_only=True)
-class Contract:
+class Contract(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     dataset: str
     description: str = ""
-    columns: tuple[Column, ...] = field(metadata=rules(min_length=1))
+    columns: Annotated[tuple[Column, ...], Meta(min_length=1)]
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.columns]
@@ -58,7 +57,7 @@ class Contract:
 def parse_contract(text: str) -> Contract:
     """A contract file's text as a Contract (unknown keys refused); ConfigurationError else."""
     try:
-        return parse(Contract, json.loads(text), extra="forbid")
+        return parse(Contract, json.loads(text))
     except json.JSONDecodeError as exc:
         raise ConfigurationError(f"invalid dataset contract: not JSON: {exc}") from exc
     except ParseError as exc:

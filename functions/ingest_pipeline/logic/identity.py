@@ -1,4 +1,4 @@
-"""One object identity for every trigger, and the order of an object's versions. Pure.
+"""One object identity for every trigger. Pure.
 
 Every way an object can reach the pipeline becomes the same ``ObjectIdentity`` (bucket, key,
 version id), decided once, where the trigger enters:
@@ -18,17 +18,10 @@ SQS / SNS / Lambda)                             space: decoded here        versi
 State machine input (reprocess, reconcile)      literal                    ``object.versionId``
 ==============================================  =========================  ===================
 
-A version id that is absent, JSON ``null`` or S3's literal ``"null"`` (the version id of an
-object written while versioning was off) is *unknown*: the workflow resolves it with
-HeadObject before it claims anything (``ResolveObjectVersion``). If the bucket has a
-version id for the object, that is its identity. If it has none (an unversioned bucket),
-the identity is a *content version* built from the object's ETag and Last-Modified time
-(``content_version``): every write gets a new one, and every trigger of the same write,
-and the reconciler's listing, produce the same one. A null never reaches a DynamoDB key.
-
-The order of two versions of one key (``newer``): S3 event sequencers when both are
-known (the greater hexadecimal value is the later write; compared as numbers, which is
-what left-padding the shorter one with zeros does), otherwise the bucket's version listing.
+A version id that is absent, JSON ``null`` or S3's literal ``"null"`` is *unknown*: the
+workflow resolves it with HeadObject before it claims anything (``ResolveObjectVersion``), so
+a null never reaches a DynamoDB key. What a version is (a version id, or a content version in
+an unversioned bucket) and which version of a key wins: ``ingest_pipeline.versions``.
 """
 
 from __future__ import annotations
@@ -39,36 +32,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from ingest_pipeline.errors import InvalidEventError
-
-# The version part of an object's identity (the state record's sort key) is defined with the
-# record, in models.py; the DAL computes it from what S3 answers without importing logic.
-from ingest_pipeline.models import (
-    CONTENT_VERSION_PREFIX,
-    UNVERSIONED,
-    content_version,
-    content_version_etag,
-    known_version,
-    resolved_version,
-    s3_version_id,
-)
-
-__all__ = [
-    "CONTENT_VERSION_PREFIX",
-    "CREATING_API_CALLS",
-    "MAX_KEY_BYTES",
-    "UNVERSIONED",
-    "ObjectIdentity",
-    "SourceVersion",
-    "content_version",
-    "content_version_etag",
-    "from_trigger",
-    "known_version",
-    "newer",
-    "newer_by_listing",
-    "resolved_version",
-    "s3_version_id",
-    "sequencer_value",
-]
+from ingest_pipeline.versions import known_version
 
 # CloudTrail eventName / S3 notification eventName suffix / EventBridge reason that create
 # an object version.
@@ -104,11 +68,6 @@ class ObjectIdentity:
         if self.sequencer is not None:
             out["sequencer"] = self.sequencer
         return out
-
-
-# ------------------------------------------------------------------------------------------
-# triggers
-# ------------------------------------------------------------------------------------------
 
 
 def from_trigger(document: Any) -> ObjectIdentity:
@@ -249,56 +208,3 @@ def _identity(
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-# ------------------------------------------------------------------------------------------
-# version order
-# ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SourceVersion:
-    """What is known about the order of one version of a key."""
-
-    version_id: str
-    sequencer: str | None = None
-
-
-def sequencer_value(sequencer: str) -> int:
-    return int(sequencer, 16)
-
-
-def newer(mine: SourceVersion, other: SourceVersion) -> bool | None:
-    """Is ``mine`` a later write of the key than ``other``? None when only the bucket's
-    version listing can tell (``newer_by_listing``). The same version is not newer."""
-    if mine.version_id == other.version_id:
-        return False
-    if mine.sequencer and other.sequencer:
-        try:
-            mine_seq, other_seq = sequencer_value(mine.sequencer), sequencer_value(other.sequencer)
-        except ValueError:
-            return None
-        if mine_seq != other_seq:  # equal sequencers on two versions: one of them is wrong
-            return mine_seq > other_seq
-    mine_stamp, other_stamp = _content_stamp(mine.version_id), _content_stamp(other.version_id)
-    if mine_stamp and other_stamp and mine_stamp != other_stamp:
-        return mine_stamp > other_stamp
-    return None
-
-
-def newer_by_listing(mine: str, other: str, versions_newest_first: Sequence[str]) -> bool:
-    """Decide with ListObjectVersions' order for the key (newest first). A version that is
-    no longer listed (deleted, expired) is older than any listed one."""
-    rank = {version: i for i, version in enumerate(versions_newest_first)}
-    if mine not in rank:
-        return False
-    if other not in rank:
-        return True
-    return rank[mine] < rank[other]
-
-
-def _content_stamp(version_id: str) -> str | None:
-    if not version_id.startswith(CONTENT_VERSION_PREFIX):
-        return None
-    stamp, _, _ = version_id[len(CONTENT_VERSION_PREFIX) :].partition(".")
-    return stamp or None

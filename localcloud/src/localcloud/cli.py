@@ -2,6 +2,7 @@
 
 localcloud up [--template template.yaml] [--port 4566] [--outputs FILE] [--faults FILE]
               [--parameter-overrides 'Key=Value ...'] [--stack-name NAME] [--iam on|off]
+              [--mock-config MockConfigFile.json]   (default: $SFN_MOCK_CONFIG)
 localcloud patches [--json]
 localcloud iam-report DIR [--template template.yaml]
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -53,6 +55,40 @@ def existing_file(path: str, flag: str) -> Path:
     return Path(path)
 
 
+def read_mock_config(flag_value: str | None) -> tuple[str | None, dict[str, Any] | None]:
+    """The Step Functions Local MockConfigFile of ``--mock-config`` (else ``SFN_MOCK_CONFIG``),
+    read and checked before the deploy: a missing or malformed file is a UsageError."""
+    from localcloud.features.mock_config import (
+        MOCK_CONFIG_VARIABLE,
+        MockConfigError,
+        load_mock_config,
+    )
+
+    flag = "--mock-config"
+    path = flag_value
+    if not path:
+        path, flag = os.environ.get(MOCK_CONFIG_VARIABLE) or None, MOCK_CONFIG_VARIABLE
+    if not path:
+        return None, None
+    if not Path(path).is_file():
+        raise UsageError(f"{flag} {path}: no such file")
+    try:
+        return path, load_mock_config(path)
+    except MockConfigError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+
+
+def _mock_config_hint(path: str | None, config: dict[str, Any] | None) -> list[str]:
+    if config is None:
+        return []
+    cases = sum(len(m.get("TestCases", {})) for m in config["StateMachines"].values())
+    return [
+        f"  Step Functions mock config: {path} ({len(config['StateMachines'])} state "
+        f"machine(s), {cases} test case(s)); start executions with --state-machine-arn "
+        "<arn>#<TestCase>"
+    ]
+
+
 def _bucket_hint(cloud: LocalCloud, url: str) -> list[str]:
     """One ``aws s3 cp`` line per bucket of the stack: the way in for an S3-triggered graph."""
     resources = cloud.stack.resources if cloud.stack else {}
@@ -78,12 +114,14 @@ def serve_until_stopped(
         overrides = parameter_overrides(getattr(args, "parameter_overrides", None) or "")
     except ValueError as exc:
         raise UsageError(f"--parameter-overrides: {exc}") from None
+    mock_path, mock_config = read_mock_config(getattr(args, "mock_config", None))
     cloud = LocalCloud(
         template,
         stack_name=args.stack_name,
         parameters=overrides,
         time_scale=1.0 if args.real_time else 0.0,
         iam=None if args.iam is None else args.iam == "on",
+        mock_config=mock_config,
     )
     print(f"deploying {args.template} into the local cloud ...", file=sys.stderr)
     cloud.start()
@@ -108,6 +146,7 @@ def serve_until_stopped(
             " (the stack's functions, workflows, rules and schedules call with their roles;"
             " clients of this endpoint are the administrator)",
             *(banner(described, server.url) if banner else _bucket_hint(cloud, server.url)),
+            *_mock_config_hint(mock_path, mock_config),
         ]
         print("\n".join(lines), file=sys.stderr, flush=True)
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -188,6 +227,11 @@ def add_commands(commands: Any, *, up: Callable[[argparse.Namespace], int]) -> N
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--outputs", help="also write the stack outputs (JSON) to this file")
     serve.add_argument("--faults", help="faults file (JSON) to arm at start")
+    serve.add_argument(
+        "--mock-config",
+        help="Step Functions Local MockConfigFile: StartExecution of '<arn>#<TestCase>' runs "
+        "that test case (default: SFN_MOCK_CONFIG)",
+    )
     serve.add_argument(
         "--real-time",
         action="store_true",

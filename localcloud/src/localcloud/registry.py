@@ -21,6 +21,7 @@ from localcloud.features import (
     logs_query_definitions,
     mock_config,
     sqs_message_move_tasks,
+    test_state,
 )
 from localcloud.fixes import (
     cloudwatch_alarm_initial_state,
@@ -112,6 +113,7 @@ FEATURES: list[Patch] = [
     *clock.PATCHES,
     *faults.PATCHES,
     *mock_config.PATCHES,
+    *test_state.PATCHES,
     *delivery.PATCHES,
     *event_source_mappings.PATCHES,
     *sqs_message_move_tasks.PATCHES,

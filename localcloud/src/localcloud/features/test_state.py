@@ -1,0 +1,455 @@
+"""The Step Functions TestState API on the local cloud (``aws stepfunctions test-state``).
+
+moto 5.2.5 ships LocalStack's first TestState engine (stepfunctions/parser: the one-state
+parser ``asl/parse/test_state/``, ``TestStateExecution``, the provider's ``test_state``) but
+its API has no ``TestState`` action, and that engine predates the November 2025 API: no
+``stateName``, ``mock``, ``stateConfiguration``, no RETRIABLE or CAUGHT_ERROR, no Map or
+Parallel. Here the action is added on moto's engine, field by field from the API reference
+(botocore's model, stepfunctions 2016-11-23, and the developer guide "Testing state machines
+with TestState API"):
+
+* ``definition`` is one state, or a whole state machine with ``stateName`` naming the state;
+* the state runs once on moto's one-state engine (its data flow fills ``inspectionData``:
+  input, afterInputPath, afterParameters, result, afterResultSelector, afterResultPath);
+  its ``Retry`` and ``Catch`` are decided here, without retrying, as TestState does: an error
+  a retrier matches with attempts left (``stateConfiguration.retrierRetryCount`` made so far)
+  is RETRIABLE with ``errorDetails`` retryIndex/retryBackoffIntervalSeconds; else a catcher's
+  is CAUGHT_ERROR with its ``nextState``, the error output placed by its ResultPath, and
+  ``errorDetails.catchIndex``; else FAILED;
+* ``mock.result`` replaces the service's answer, ``mock.errorOutput`` makes the call fail
+  with that error; ``fieldValidationMode`` STRICT (default) / PRESENT check the result
+  against the API's output shape (botocore's model) for an ``aws-sdk`` task, NONE does not;
+* Map and Parallel states, activity tasks and ``.sync``/``.waitForTaskToken`` run only with a
+  mock (as on AWS): the mock is the state's result; ``mapIterationFailureCount`` above the
+  Map's tolerated failures fails it with ``States.ExceedToleratedFailureThreshold``;
+  ``errorCausedByState`` must name a state inside it;
+* without a mock, a Task calls the local services as ``roleArn`` (required then), authorized
+  by the local cloud's IAM like an execution of a state machine with that role: a role that
+  does not exist has no policies, so its calls are refused with the service's AccessDenied.
+
+Not honoured (docs/coming-from-step-functions-local.md): ``variables``, ``context`` and
+``revealSecrets`` (no HTTP Task runs locally; ``request``/``response`` are never filled), the
+jitter of ``retryBackoffIntervalSeconds`` (the un-jittered backoff is reported).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import botocore.session
+from moto.stepfunctions import responses as sfn_responses
+from moto.stepfunctions.exceptions import InvalidArn
+from moto.stepfunctions.parser.api import InspectionLevel
+from moto.stepfunctions.parser.asl.parse.asl_parser import ASLParserException
+from moto.stepfunctions.parser.backend.state_machine import TestStateMachine
+from moto.stepfunctions.parser.backend.test_state.execution import TestStateExecution
+from moto.stepfunctions.parser.backend.test_state.execution_worker import (
+    TestStateExecutionWorker,
+)
+from moto.stepfunctions.parser.mocking import mock_config
+
+from localcloud.patching import Kind, Patch, Targets
+
+if TYPE_CHECKING:
+    from localcloud.runtime import Runtime
+
+__all__ = ["PATCHES", "TestStateError", "run_test_state"]
+
+_STATE_NAME = "TestState"  # moto's one-state parser names the state so
+_MOCK_ONLY = {"Map", "Parallel"}
+_DATA_FLOW = ("InputPath", "ResultSelector", "ResultPath", "OutputPath", "Output", "Assign")
+
+
+class TestStateError(Exception):
+    """A request TestState refuses: ``code`` is the API's error (400)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _invalid(message: str) -> TestStateError:
+    return TestStateError("InvalidDefinition", f"Invalid State Machine Definition: '{message}'")
+
+
+def _validation(message: str) -> TestStateError:
+    return TestStateError("ValidationException", message)
+
+
+def _json(text: Any, field: str, code: str = "ValidationException") -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        raise TestStateError(code, f"{field}: not valid JSON") from None
+
+
+def _select_state(definition: Any, state_name: str | None) -> tuple[str, dict[str, Any]]:
+    if not isinstance(definition, dict):
+        raise _invalid("SCHEMA_VALIDATION_FAILED: the definition must be a JSON object")
+    if "States" in definition:
+        states = definition["States"]
+        if not state_name:
+            raise _validation(
+                "stateName is required when the definition is a state machine definition"
+            )
+        if not isinstance(states, dict) or state_name not in states:
+            raise _validation(f"stateName '{state_name}' is not a state of the definition")
+        return state_name, states[state_name]
+    if "Type" not in definition:
+        raise _invalid("SCHEMA_VALIDATION_FAILED: the state has no Type")
+    return state_name or _STATE_NAME, definition
+
+
+def _inner_states(state: dict[str, Any]) -> set[str]:
+    from localcloud.features.mock_config import state_names
+
+    names: set[str] = set()
+    for branch in state.get("Branches") or ():
+        names |= state_names(branch)
+    for key in ("ItemProcessor", "Iterator"):
+        if isinstance(state.get(key), dict):
+            names |= state_names(state[key])
+    return names
+
+
+def _needs_mock(state: dict[str, Any]) -> str | None:
+    kind = state.get("Type")
+    if kind in _MOCK_ONLY:
+        return f"{kind} states"
+    resource = str(state.get("Resource", ""))
+    if kind == "Task" and ":activity:" in resource:
+        return "Activity tasks"
+    if kind == "Task" and resource.endswith((".sync", ".sync:2", ".waitForTaskToken")):
+        return "the .sync and .waitForTaskToken integration patterns"
+    return None
+
+
+def _sdk_output_shape(resource: str) -> Any:
+    """The botocore output shape of an ``arn:aws:states:::aws-sdk:<service>:<action>`` task."""
+    parts = resource.split(":")
+    if len(parts) < 8 or parts[5] != "aws-sdk":
+        return None
+    service, action = parts[6], parts[7].split(".")[0]
+    session = botocore.session.get_session()
+    try:
+        model = session.get_service_model(service)
+    except Exception:
+        return None
+    wanted = action[:1].upper() + action[1:]
+    return model.operation_model(wanted).output_shape if wanted in model.operation_names else None
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "long": (int,),
+    "boolean": (bool,),
+    "double": (int, float),
+    "float": (int, float),
+    "timestamp": (str, int, float),
+    "blob": (str,),
+    "list": (list,),
+    "map": (dict,),
+    "structure": (dict,),
+}
+
+
+def _shape_problems(value: Any, shape: Any, where: str, *, strict: bool) -> list[str]:
+    expected = _TYPES.get(shape.type_name)
+    if expected and (
+        not isinstance(value, expected)
+        or (shape.type_name in {"integer", "long"} and isinstance(value, bool))
+    ):
+        return [f"{where}: expected {shape.type_name}"]
+    problems: list[str] = []
+    if shape.type_name == "structure":
+        members = {name.lower(): (name, member) for name, member in shape.members.items()}
+        for key, item in value.items():
+            found = members.get(key.lower())
+            if found is None:
+                problems.append(f"{where}.{key}: not a field of {shape.name}")
+            else:
+                problems += _shape_problems(item, found[1], f"{where}.{key}", strict=strict)
+        if strict:
+            present = {k.lower() for k in value}
+            problems += [
+                f"{where}.{name}: required field missing"
+                for name in shape.required_members
+                if name.lower() not in present
+            ]
+    elif shape.type_name == "list":
+        for index, item in enumerate(value):
+            problems += _shape_problems(item, shape.member, f"{where}[{index}]", strict=strict)
+    elif shape.type_name == "map":
+        for key, item in value.items():
+            problems += _shape_problems(item, shape.value, f"{where}.{key}", strict=strict)
+    return problems
+
+
+def _check_mock(mock: dict[str, Any], state: dict[str, Any]) -> Any:
+    """The mocked result (parsed), or None for an errorOutput; refuses what AWS refuses."""
+    has_result, has_error = "result" in mock, "errorOutput" in mock
+    if has_result == has_error:
+        raise _validation("A mock must specify exactly one of result or errorOutput")
+    mode = mock.get("fieldValidationMode", "STRICT")
+    if mode not in {"STRICT", "PRESENT", "NONE"}:
+        raise _validation(f"fieldValidationMode '{mode}' is not STRICT, PRESENT or NONE")
+    if state.get("Type") not in {"Task", "Map", "Parallel"}:
+        raise _validation(f"A mock is not supported for a {state.get('Type')} state")
+    if has_error:
+        error = mock["errorOutput"]
+        if not isinstance(error, dict) or not isinstance(error.get("error"), str):
+            raise _validation("mock.errorOutput must have an error")
+        return None
+    result = _json(mock["result"], "mock.result")
+    shape = _sdk_output_shape(str(state.get("Resource", ""))) if mode != "NONE" else None
+    if shape is not None and isinstance(result, dict):
+        problems = _shape_problems(result, shape, "result", strict=mode == "STRICT")
+        if problems:
+            raise _validation(
+                "The mock result does not match the API's output shape "
+                f"({shape.name}, fieldValidationMode {mode}): {'; '.join(problems)}"
+            )
+    return result
+
+
+def _as_mocked_task(state: dict[str, Any]) -> dict[str, Any]:
+    """A Map or Parallel state's data flow as a Task whose (mocked) result is the state's."""
+    task = {k: v for k, v in state.items() if k in (*_DATA_FLOW, "Next", "End", "QueryLanguage")}
+    task.update(Type="Task", Resource="arn:aws:states:::lambda:invoke")
+    return task
+
+
+class _MockedWorker(TestStateExecutionWorker):
+    def _get_evaluation_environment(self) -> Any:
+        env = super()._get_evaluation_environment()
+        env.mock_test_case = self._mock_test_case
+        return env
+
+
+class _Execution(TestStateExecution):
+    mock_test_case: Any = None
+
+    def _get_start_execution_worker(self) -> Any:
+        worker = super()._get_start_execution_worker()
+        worker.__class__ = _MockedWorker
+        worker._mock_test_case = self.mock_test_case
+        return worker
+
+
+def _mock_test_case(mocked: Any, mock: dict[str, Any]) -> Any:
+    if "errorOutput" in mock:
+        error = mock["errorOutput"]
+        response: Any = mock_config.MockedResponseThrow(
+            0, 0, error["error"], error.get("cause", "")
+        )
+    else:
+        response = mock_config.MockedResponseReturn(0, 0, mocked)
+    responses = mock_config.StateMockedResponses(_STATE_NAME, "mock", [response])
+    return mock_config.MockTestCase("TestState", "mock", [responses])
+
+
+def _matches(error: str, equals: list[str], *, retry: bool) -> bool:
+    if error in equals:
+        return True
+    if "States.ALL" in equals:
+        return not (retry and error == "States.Runtime")
+    return "States.TaskFailed" in equals and error not in {"States.Timeout", "States.Runtime"}
+
+
+def _set_path(document: Any, path: str | None, value: Any) -> Any:
+    """A JSONPath ResultPath (``$``, ``null``, ``$.a.b``) applied to ``document``."""
+    if path is None:
+        return document
+    if path == "$":
+        return value
+    result = copy.deepcopy(document) if isinstance(document, dict) else {}
+    node = result
+    keys = [k for k in path[2:].replace("['", ".").replace("']", "").split(".") if k]
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+    node[keys[-1]] = value
+    return result
+
+
+def _backoff(retrier: dict[str, Any], attempt: int) -> int:
+    interval = (
+        float(retrier.get("IntervalSeconds", 1)) * float(retrier.get("BackoffRate", 2.0)) ** attempt
+    )
+    if "MaxDelaySeconds" in retrier:
+        interval = min(interval, float(retrier["MaxDelaySeconds"]))
+    return int(interval)
+
+
+def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[str, Any]:  # noqa: PLR0912, PLR0915
+    """A TestState request's answer (the API's output fields), or TestStateError."""
+    definition = _json(params.get("definition"), "definition", "InvalidDefinition")
+    name, state = _select_state(definition, params.get("stateName"))
+    mock = params.get("mock")
+    configuration = params.get("stateConfiguration") or {}
+    level = params.get("inspectionLevel") or InspectionLevel.INFO
+    if level not in {"INFO", "DEBUG", "TRACE"}:
+        raise _validation(f"inspectionLevel '{level}' is not INFO, DEBUG or TRACE")
+    role_arn = params.get("roleArn")
+    if role_arn is not None and not str(role_arn).startswith("arn:"):
+        raise InvalidArn(f"Invalid Arn: '{role_arn}'")
+    raw_input = params.get("input") or "{}"
+    state_input = _json(raw_input, "input", "InvalidExecutionInput")
+    mocked = _check_mock(mock, state) if mock else None
+    needs = _needs_mock(state)
+    if needs and not mock:
+        raise _validation(f"TestState supports {needs} only when a mock is specified")
+    if state.get("Type") == "Task" and not mock and not role_arn:
+        raise _validation("roleArn is required when no mock is specified for a Task state")
+    caused_by = configuration.get("errorCausedByState")
+    if caused_by is not None and caused_by not in _inner_states(state):
+        raise _validation(
+            f"errorCausedByState '{caused_by}' is not a state of the {state.get('Type')} "
+            f"state '{name}'"
+        )
+    if "mapItemReaderData" in configuration:
+        if state.get("Type") != "Map" or "ItemReader" not in state:
+            raise _validation("mapItemReaderData applies to a Map state with an ItemReader")
+        _json(configuration["mapItemReaderData"], "stateConfiguration.mapItemReaderData")
+    if "mapIterationFailureCount" in configuration and state.get("Type") != "Map":
+        raise _validation("mapIterationFailureCount applies to a Map state")
+
+    runnable = {k: v for k, v in state.items() if k not in {"Retry", "Catch"}}
+    if state.get("Type") in _MOCK_ONLY:
+        runnable = _as_mocked_task(runnable)
+    if runnable.get("Type") not in {"Choice", "Succeed", "Fail"}:
+        runnable.pop("Next", None)  # one state runs: it ends (its Next is reported here)
+        runnable["End"] = True
+    if state.get("Type") == "Map" and "mapIterationFailureCount" in configuration:
+        tolerated = int(state.get("ToleratedFailureCount", 0))
+        if int(configuration["mapIterationFailureCount"]) > tolerated:
+            mock = {
+                "errorOutput": {
+                    "error": "States.ExceedToleratedFailureThreshold",
+                    "cause": "The specified tolerated failure threshold was exceeded",
+                }
+            }
+    execution = _new_execution(json.dumps(runnable), role_arn, state_input, account, region)
+    if mock:
+        execution.mock_test_case = _mock_test_case(mocked, mock)
+    try:
+        execution.start()
+    except ASLParserException as exc:
+        raise _invalid(f"SCHEMA_VALIDATION_FAILED: {exc}") from None
+    output = execution.to_test_state_output(inspection_level=InspectionLevel.TRACE)
+    inspection = dict(output.pop("inspectionData", None) or {})
+    answer: dict[str, Any] = {k: v for k, v in output.items() if v is not None}
+    if answer.get("status") == "SUCCEEDED":
+        if state.get("Type") not in {"Choice", "Succeed", "Fail"} and state.get("Next"):
+            answer["nextState"] = state["Next"]
+    elif answer.get("status") == "FAILED" and state.get("Type") != "Fail":
+        answer = _handle_error(state, answer, configuration, state_input, inspection)
+    if level != "INFO":
+        answer["inspectionData"] = inspection
+    return answer
+
+
+def _handle_error(
+    state: dict[str, Any],
+    answer: dict[str, Any],
+    configuration: dict[str, Any],
+    state_input: Any,
+    inspection: dict[str, Any],
+) -> dict[str, Any]:
+    error, cause = str(answer.get("error", "")), answer.get("cause")
+    failed = {k: v for k, v in answer.items() if k in {"status", "error", "cause"}}
+    for index, retrier in enumerate(state.get("Retry") or ()):
+        if _matches(error, list(retrier.get("ErrorEquals") or ()), retry=True):
+            attempts = int(configuration.get("retrierRetryCount", 0))
+            if attempts < int(retrier.get("MaxAttempts", 3)):
+                inspection["errorDetails"] = {
+                    "retryIndex": index,
+                    "retryBackoffIntervalSeconds": _backoff(retrier, attempts),
+                }
+                return {**failed, "status": "RETRIABLE"}
+            break  # the retrier that applies is exhausted: the catchers decide
+    for index, catcher in enumerate(state.get("Catch") or ()):
+        if _matches(error, list(catcher.get("ErrorEquals") or ()), retry=False):
+            error_output = {"Error": error, "Cause": cause or ""}
+            result_path = catcher.get("ResultPath", "$")
+            output = _set_path(state_input, result_path, error_output)
+            inspection["errorDetails"] = {"catchIndex": index}
+            inspection["afterResultPath"] = json.dumps(output)
+            return {
+                **failed,
+                "status": "CAUGHT_ERROR",
+                "nextState": catcher["Next"],
+                "output": json.dumps(output),
+            }
+    return failed
+
+
+def _new_execution(
+    definition: str, role_arn: str | None, state_input: Any, account: str, region: str
+) -> _Execution:
+    name = f"TestState-{uuid.uuid4().hex[:8]}"
+    arn = f"arn:aws:states:{region}:{account}:stateMachine:{name}"
+    machine = TestStateMachine(name=name, arn=arn, role_arn=role_arn, definition=definition)
+    return _Execution(
+        name=name,
+        role_arn=role_arn or "",
+        exec_arn=f"arn:aws:states:{region}:{account}:execution:{name}:{name}",
+        account_id=account,
+        region_name=region,
+        state_machine=machine,
+        start_date=datetime.datetime.now(tz=datetime.UTC),
+        input_data=json.dumps(state_input),
+        activity_store={},
+    )
+
+
+def _build(rt: Runtime) -> Targets:
+    from moto.core.responses import ActionResult
+
+    def test_state(self: Any) -> Any:
+        params = {
+            key: self._get_param(key)
+            for key in (
+                "definition",
+                "roleArn",
+                "input",
+                "inspectionLevel",
+                "revealSecrets",
+                "variables",
+                "stateName",
+                "mock",
+                "context",
+                "stateConfiguration",
+            )
+        }
+        try:
+            answer = run_test_state(params, self.current_account, self.region)
+        except TestStateError as exc:
+            return _error_response(exc)
+        return ActionResult(answer)
+
+    return {(sfn_responses.StepFunctionResponse, "test_state"): test_state}
+
+
+def _error_response(exc: TestStateError) -> Any:
+    from moto.core.exceptions import JsonRESTError
+
+    raise JsonRESTError(exc.code, exc.message)
+
+
+PATCHES = [
+    Patch(
+        name="sfn-test-state",
+        kind=Kind.FEATURE,
+        reason="The TestState API (moto's engine has a first TestState but its API has no such "
+        "action): one state, mock, stateConfiguration, inspection levels, RETRIABLE and "
+        "CAUGHT_ERROR, Map and Parallel with a mock, IAM as roleArn.",
+        test="localcloud/tests/test_test_state.py::test_a_mocked_error_is_retriable_until_the_retrier_is_spent",
+        build=_build,
+        adds=("test_state",),
+    )
+]

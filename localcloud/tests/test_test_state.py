@@ -1,0 +1,132 @@
+"""The TestState API (features/test_state.py), as the API reference describes its answers:
+``status`` SUCCEEDED / FAILED / RETRIABLE / CAUGHT_ERROR, ``nextState``, ``output``,
+``error``/``cause`` and ``inspectionData``; a mock replaces the call; without one the call is
+made as ``roleArn`` and authorized by the local cloud's IAM.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from localcloud.cloud import LocalCloud
+
+pytestmark = [pytest.mark.e2e]
+
+PATTERN = Path(__file__).parent / "published" / "s3-eventbridge-sfn" / "template.yaml"
+FUNCTION = "arn:aws:lambda:us-east-1:123456789012:function:work"
+TASK = {
+    "Type": "Task",
+    "Resource": "arn:aws:states:::lambda:invoke",
+    "Parameters": {"FunctionName": FUNCTION, "Payload.$": "$.order"},
+    "ResultSelector": {"total.$": "$.Payload.total"},
+    "ResultPath": "$.result",
+    "Retry": [{"ErrorEquals": ["Lambda.ServiceException"], "MaxAttempts": 2}],
+    "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Recover"}],
+    "Next": "Done",
+}
+ORDER = {"order": {"id": "o-1", "total": 3}}
+
+
+@pytest.fixture(scope="module")
+def cloud() -> Iterator[LocalCloud]:
+    with LocalCloud(PATTERN, stack_name="test-state") as running:
+        yield running
+
+
+def run_state(**kwargs: Any) -> dict[str, Any]:
+    kwargs["definition"] = json.dumps(kwargs["definition"])
+    kwargs["input"] = json.dumps(kwargs.get("input", {}))
+    # TestState's endpoint is sync-states.<region>: without the host prefix, as a client of a
+    # local endpoint must be (AWS_DISABLE_HOST_PREFIX_INJECTION=true for the AWS CLI).
+    sfn = boto3.client("stepfunctions", config=Config(inject_host_prefix=False))
+    return dict(sfn.test_state(**kwargs))
+
+
+def test_a_mocked_result_runs_the_data_flow(cloud: LocalCloud) -> None:
+    answer = run_state(
+        definition=TASK,
+        input=ORDER,
+        inspectionLevel="DEBUG",
+        mock={"result": json.dumps({"Payload": {"total": 3}, "StatusCode": 200})},
+    )
+    assert answer["status"] == "SUCCEEDED" and answer["nextState"] == "Done"
+    assert json.loads(answer["output"]) == {**ORDER, "result": {"total": 3}}
+    data = answer["inspectionData"]
+    assert json.loads(data["afterParameters"]) == {
+        "FunctionName": FUNCTION,
+        "Payload": ORDER["order"],
+    }
+    assert json.loads(data["afterResultSelector"]) == {"total": 3}
+
+
+def test_a_mocked_error_is_retriable_until_the_retrier_is_spent(cloud: LocalCloud) -> None:
+    error = {"error": "Lambda.ServiceException", "cause": "busy"}
+    first = run_state(definition=TASK, input=ORDER, mock={"errorOutput": error})
+    assert first["status"] == "RETRIABLE" and first["error"] == "Lambda.ServiceException"
+    spent = run_state(
+        definition=TASK,
+        input=ORDER,
+        mock={"errorOutput": error},
+        stateConfiguration={"retrierRetryCount": 2},
+    )
+    assert spent["status"] == "CAUGHT_ERROR" and spent["nextState"] == "Recover"
+    assert json.loads(spent["output"])["error"] == {
+        "Error": "Lambda.ServiceException",
+        "Cause": "busy",
+    }
+    uncaught = {k: v for k, v in TASK.items() if k != "Catch"}
+    failed = run_state(
+        definition=uncaught,
+        input=ORDER,
+        mock={"errorOutput": {"error": "Order.Invalid", "cause": "no"}},
+    )
+    assert (failed["status"], failed["error"], failed["cause"]) == ("FAILED", "Order.Invalid", "no")
+
+
+def test_a_pass_and_a_choice_state(cloud: LocalCloud) -> None:
+    passed = run_state(
+        definition={"Type": "Pass", "Result": {"ok": True}, "ResultPath": "$.p", "Next": "B"},
+        input={"a": 1},
+    )
+    assert passed["status"] == "SUCCEEDED" and passed["nextState"] == "B"
+    assert json.loads(passed["output"]) == {"a": 1, "p": {"ok": True}}
+    choice = {
+        "Type": "Choice",
+        "Choices": [{"Variable": "$.n", "NumericGreaterThan": 1, "Next": "Big"}],
+        "Default": "Small",
+    }
+    assert run_state(definition=choice, input={"n": 2})["nextState"] == "Big"
+    assert run_state(definition=choice, input={"n": 0})["nextState"] == "Small"
+
+
+def test_without_a_mock_the_call_is_made_as_the_role(cloud: LocalCloud) -> None:
+    bucket = cloud.outputs["IngestionBucket"]
+    boto3.client("s3").put_object(Bucket=bucket, Key="cat.jpg", Body=b"\xff\xd8\xff")
+    detect = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::aws-sdk:rekognition:detectLabels",
+        "Parameters": {"Image": {"S3Object": {"Bucket": bucket, "Name": "cat.jpg"}}},
+        "End": True,
+    }
+    role = cloud.stack.resources["CatDetectorStateMachineRole"] if cloud.stack else ""
+    arn = boto3.client("iam").get_role(RoleName=role)["Role"]["Arn"]
+    allowed = run_state(definition=detect, roleArn=arn)
+    assert allowed["status"] == "SUCCEEDED" and "Labels" in json.loads(allowed["output"])
+    refused = run_state(definition=detect, roleArn="arn:aws:iam::123456789012:role/Nope")
+    assert refused["status"] == "FAILED"
+    assert refused["error"] == "Rekognition.AccessDeniedException"
+
+
+def test_a_map_state_needs_a_mock(cloud: LocalCloud) -> None:
+    inner = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+    with pytest.raises(ClientError) as refused:
+        run_state(definition={"Type": "Map", "ItemProcessor": inner, "End": True}, input=[1])
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
