@@ -1,14 +1,19 @@
 # s3-ingest-pipeline — developer and CI entry points (GNU make; needs only python3 to start).
 #
-#   make bootstrap   .venv (app + dev tools), .venv-sam (aws-sam-cli), .venv-checkov (checkov), pinned in pyproject.toml
-#   make lint        ruff, ruff format --check, mypy --strict, sam validate --lint, cfn-lint + serverless rules, checkov
+#   make bootstrap   .venv (app + dev tools), .venv-sam (aws-sam-cli), .venv-checkov (checkov), pinned in pyproject.toml,
+#                    installed by uv (pinned there too; pip installs only uv)
+#   make lint        ruff, ruff format --check, mypy --strict, import-linter, sam validate --lint, cfn-lint + serverless rules, checkov
+#                    (side by side)
 #   make build       sam build (no Docker needed: CodeUri has no requirements.txt; functions/Makefile
 #                    compiles the package with Python 3.13, the runtime's version)
-#   make test        bootstrap + lint + build + the whole pytest suite (what .ci/run runs)
+#   make test        bootstrap, then lint + build + the whole pytest suite + the EXPRESS pass side by side
+#                    (what .ci/run runs)
+#   make pytest-express  the tests whose outcome may depend on WorkflowType, again as EXPRESS
 #   make unit        unit tests only
 #   make demo        every workflow path on the embedded local cloud, one table (< 30 s);
 #                    WORKFLOW_TYPE=EXPRESS deploys the per-object workflow as Express
-#   make bench       latency per path, burst throughput, make test wall time, redrive vs seed 002
+#   make bench       latency per path, burst throughput, template deploy time, make test wall time,
+#                    redrive vs seed 002
 #   make iam-report  what each IAM statement of template.yaml allowed (the last make test, or a demo)
 #   make up          ingestctl local up: the local cloud on http://127.0.0.1:4566
 #   make cost        python scripts/cost_report.py
@@ -25,6 +30,11 @@ TEMPLATE ?= template.yaml
 PYTEST_ARGS ?=
 # pytest-xdist workers for `make test` (auto: one per core; 0 runs the suite in this process).
 PYTEST_WORKERS ?= auto
+# How xdist hands tests to its workers (worksteal: idle workers take tests from busy ones).
+PYTEST_DIST ?= worksteal
+# Jobs of `make lint` and `make test` at once (after bootstrap): each pytest run counts as one.
+LINT_JOBS ?= 4
+TEST_JOBS ?= 4
 BENCH_ARGS ?=
 # The runtime's Python (template.yaml's Runtime), with which functions/Makefile compiles the
 # package's bytecode during sam build: python3.13 on PATH, else pyenv's 3.13; none found: the
@@ -42,6 +52,8 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 SAM := $(SAM_VENV)/bin/sam
 DEV_STAMP := $(VENV)/.bootstrap-stamp
+UV := $(BIN)/uv
+UV_STAMP := $(VENV)/.uv-stamp
 SAM_STAMP := $(SAM_VENV)/.bootstrap-stamp
 SAM_REQS := $(SAM_VENV)/requirements.txt
 CHECKOV_VENV := .venv-checkov
@@ -64,40 +76,53 @@ export LOCALCLOUD_SPEEDUPS ?= 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
 # -qq: errors only (this machine's pip config lists extra index folders that do not exist,
-# and pip warns about each of them for every package).
+# and pip warns about each of them for every package). pip installs only uv.
 PIP_QUIET ?= -qq
+UV_QUIET ?= -q
+export UV_PYTHON_DOWNLOADS := never
+export UV_NO_PROGRESS := 1
 
 .PHONY: help bootstrap lint build test unit pytest pytest-express demo bench bench-cold-start iam-report up cost clean distclean
 
 help:  ## list targets
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
 
-# The virtualenvs are independent, so they are built side by side (-j3). When every stamp is
+# uv (pinned in pyproject.toml's dev group) installs every virtualenv: pip installs it into
+# .venv first (the one step that needs pip), then .venv, .venv-sam and .venv-checkov are
+# resolved and installed side by side (-j3). From a fresh clone on this 2-core machine that is
+# about 30 s of CPU instead of the 150 s pip took (most of it resolving). When every stamp is
 # up to date this is a no-op costing a few milliseconds.
 bootstrap:  ## create/refresh .venv, .venv-sam and .venv-checkov (no-op when up to date)
 	@$(MAKE) --no-print-directory -q $(DEV_STAMP) $(SAM_STAMP) $(CHECKOV_STAMP) 2>/dev/null || \
 	  $(MAKE) --no-print-directory --output-sync=target -j3 $(DEV_STAMP) $(SAM_STAMP) $(CHECKOV_STAMP)
 
-# The app's dev environment: re-installed only when pyproject.toml changes (a few seconds
-# when nothing new has to be downloaded). A current pip resolves this set about twice as fast
-# as the pip 23.2 that ships with Python 3.11's ensurepip.
-$(DEV_STAMP): pyproject.toml localcloud/pyproject.toml
+# .venv with pip (ensurepip), and uv in it at the pin of pyproject.toml. uv reads no pip
+# configuration: it installs from PyPI into its own cache (~/.cache/uv), never downloads a
+# Python (UV_PYTHON_DOWNLOADS) and makes every venv from $(PYTHON).
+$(UV_STAMP): pyproject.toml scripts/bootstrap.py
 	@test -x $(PY) || { echo ">> creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@pin=$$($(PYTHON) scripts/bootstrap.py dev-pin uv); \
+	if [ "$$($(UV) --version 2>/dev/null | cut -d' ' -f2)" != "$${pin#uv==}" ]; then \
+	  echo ">> installing $$pin into $(VENV) (pip)"; $(PY) -m pip install $(PIP_QUIET) "$$pin"; fi
+	@touch $@
+
+# The app's dev environment: re-installed only when pyproject.toml changes (a few seconds).
+# The dev group pins uv too, so this keeps the uv that installs it.
+$(DEV_STAMP): pyproject.toml localcloud/pyproject.toml $(UV_STAMP)
 	@echo ">> installing -e ./localcloud -e .[dev] into $(VENV)"
-	$(PY) -m pip install $(PIP_QUIET) --upgrade pip
-	$(PY) -m pip install $(PIP_QUIET) -e ./localcloud -e '.[dev]'
+	$(UV) pip install $(UV_QUIET) --python $(PY) -e ./localcloud -e '.[dev]'
 	@touch $@
 
 # SAM CLI: the pin lives only in pyproject.toml ([project.optional-dependencies].sam).
-# scripts/bootstrap.py extracts it; pip runs only when the pin differs from the one recorded
+# scripts/bootstrap.py extracts it; uv runs only when the pin differs from the one recorded
 # by the last successful install, so editing other parts of pyproject.toml costs nothing here.
-$(SAM_STAMP): pyproject.toml scripts/bootstrap.py
-	@test -x $(SAM_VENV)/bin/python || { echo ">> creating $(SAM_VENV)"; $(PYTHON) -m venv $(SAM_VENV); }
+$(SAM_STAMP): pyproject.toml scripts/bootstrap.py $(UV_STAMP)
+	@test -x $(SAM_VENV)/bin/python || { echo ">> creating $(SAM_VENV)"; \
+	  $(UV) venv $(UV_QUIET) --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')" $(SAM_VENV); }
 	@$(PYTHON) scripts/bootstrap.py sam-requirements $(SAM_REQS).new
 	@if ! cmp -s $(SAM_REQS).new $(SAM_REQS) || ! test -x $(SAM); then \
 	  echo ">> installing $$(tr '\n' ' ' < $(SAM_REQS).new)into $(SAM_VENV)"; \
-	  $(SAM_VENV)/bin/python -m pip install $(PIP_QUIET) --upgrade pip; \
-	  $(SAM_VENV)/bin/python -m pip install $(PIP_QUIET) -r $(SAM_REQS).new; \
+	  $(UV) pip install $(UV_QUIET) --python $(SAM_VENV)/bin/python -r $(SAM_REQS).new; \
 	  mv -f $(SAM_REQS).new $(SAM_REQS); \
 	else rm -f $(SAM_REQS).new; fi
 	@$(SAM) --version
@@ -105,26 +130,41 @@ $(SAM_STAMP): pyproject.toml scripts/bootstrap.py
 
 # checkov: same scheme as the SAM CLI ([project.optional-dependencies].checkov); it pins an old
 # boto3 and would fight the dev pins.
-$(CHECKOV_STAMP): pyproject.toml scripts/bootstrap.py
-	@test -x $(CHECKOV_VENV)/bin/python || { echo ">> creating $(CHECKOV_VENV)"; $(PYTHON) -m venv $(CHECKOV_VENV); }
+$(CHECKOV_STAMP): pyproject.toml scripts/bootstrap.py $(UV_STAMP)
+	@test -x $(CHECKOV_VENV)/bin/python || { echo ">> creating $(CHECKOV_VENV)"; \
+	  $(UV) venv $(UV_QUIET) --python "$$($(PYTHON) -c 'import sys; print(sys.executable)')" $(CHECKOV_VENV); }
 	@$(PYTHON) scripts/bootstrap.py checkov-requirements $(CHECKOV_REQS).new
 	@if ! cmp -s $(CHECKOV_REQS).new $(CHECKOV_REQS) || ! test -x $(CHECKOV); then \
 	  echo ">> installing $$(tr '\n' ' ' < $(CHECKOV_REQS).new)into $(CHECKOV_VENV)"; \
-	  $(CHECKOV_VENV)/bin/python -m pip install $(PIP_QUIET) --upgrade pip; \
-	  $(CHECKOV_VENV)/bin/python -m pip install $(PIP_QUIET) -r $(CHECKOV_REQS).new; \
+	  $(UV) pip install $(UV_QUIET) --python $(CHECKOV_VENV)/bin/python -r $(CHECKOV_REQS).new; \
 	  mv -f $(CHECKOV_REQS).new $(CHECKOV_REQS); \
 	else rm -f $(CHECKOV_REQS).new; fi
 	@echo "checkov $$($(CHECKOV) --version)"
 	@touch $@
 
-lint: bootstrap  ## static checks: python code and the SAM template
+# Each check is its own target, so that they run side by side (make -j) and a failing one
+# does not hide the others (-k): the 2 cores are shared by processes that are each single-threaded.
+LINT_CHECKS := lint-ruff lint-format lint-asl lint-mypy lint-imports lint-sam lint-cfn lint-checkov
+.PHONY: $(LINT_CHECKS)
+lint: bootstrap  ## static checks: python code and the SAM template (side by side)
+	@$(MAKE) --no-print-directory --output-sync=target -k -j$(LINT_JOBS) $(LINT_CHECKS)
+
+lint-ruff: bootstrap
 	$(BIN)/ruff check .
+lint-format: bootstrap
 	$(BIN)/ruff format --check .
+lint-asl: bootstrap
 	$(PY) scripts/build_asl.py --check  # statemachines/*.asl.json are what their YAML sources generate
+lint-mypy: bootstrap
 	$(BIN)/mypy  # functions/ingest_pipeline and tools/ingest_tools (pyproject.toml)
+lint-sam: bootstrap
 	$(SAM) validate --lint --template-file $(TEMPLATE)
+lint-cfn: bootstrap
 	$(BIN)/cfn-lint --append-rules cfn_lint_serverless.rules -- $(TEMPLATE)
+lint-checkov: bootstrap
 	$(CHECKOV) $(CHECKOV_ARGS)
+lint-imports: bootstrap  # import-linter contracts of pyproject.toml: localcloud stands alone, no cycles
+	$(BIN)/lint-imports
 
 build: bootstrap  ## sam build into .aws-sam/ (cached, parallel)
 	@if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13: sam build ships the package" \
@@ -135,22 +175,28 @@ build: bootstrap  ## sam build into .aws-sam/ (cached, parallel)
 # pytest exits 5 when it collects nothing; report that loudly instead of failing the run.
 # Every local cloud logs its IAM decisions to IAM_LOG; at the end the suite fails when an
 # Allow statement of template.yaml was needed by no call and is not justified (tests/conftest.py).
-pytest: bootstrap
+pytest: bootstrap  ## the whole pytest suite (pytest-xdist, PYTEST_WORKERS)
 	@rm -rf $(IAM_LOG); rc=0; LOCALCLOUD_IAM_LOG=$(IAM_LOG) LOCALCLOUD_IAM_CHECK=1 \
-	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS) || rc=$$?; \
+	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist $(PYTEST_DIST) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "!! pytest collected no tests"; rc=0; fi; exit $$rc
 
-# The suites that deploy the template, once more with the per-object workflow as EXPRESS
-# (every stack of the run gets WorkflowType=EXPRESS, as `sam deploy --parameter-overrides`).
-pytest-express: bootstrap  ## the e2e and state machine suites with WorkflowType=EXPRESS
+# The tests whose outcome may depend on the template's WorkflowType, once more with the
+# per-object workflow as EXPRESS (every stack of the run gets WorkflowType=EXPRESS, as
+# `sam deploy --parameter-overrides`): tests/e2e and tests/statemachine less the modules that
+# cannot differ (tests/conftest.py, WORKFLOW_INDEPENDENT, marks the others workflow_type).
+pytest-express: bootstrap  ## the workflow_type tests of tests/e2e and tests/statemachine as EXPRESS
 	LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS" \
-	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS) tests/e2e tests/statemachine
+	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist $(PYTEST_DIST) -m workflow_type $(PYTEST_ARGS) \
+	  tests/e2e tests/statemachine
 
-test: bootstrap  ## bootstrap + lint + build + whole test suite, then e2e as EXPRESS (what CI runs)
-	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory build
-	$(MAKE) --no-print-directory pytest
-	$(MAKE) --no-print-directory pytest-express
+# Everything after bootstrap runs side by side (-j, -k: every check reports; make exits
+# non-zero when any failed, and --output-sync prints each one's output whole when it ends).
+# The two pytest runs start first (the suite's longest tests are on the critical path); the
+# lint checks and sam build take the other TEST_JOBS slots, filling the gaps the pytest
+# workers leave (collection, the last tests of a run).
+test: bootstrap  ## bootstrap, then lint + build + whole test suite + EXPRESS pass side by side (what CI runs)
+	@$(MAKE) --no-print-directory --output-sync=target -k -j$(TEST_JOBS) \
+	  pytest pytest-express $(LINT_CHECKS) build
 
 unit: bootstrap  ## unit tests only
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
@@ -159,7 +205,7 @@ unit: bootstrap  ## unit tests only
 demo: $(DEV_STAMP)  ## every workflow path through the local cloud (S3 -> EventBridge -> Step Functions), one table
 	$(BIN)/ingestctl local demo $(if $(WORKFLOW_TYPE),--workflow-type $(WORKFLOW_TYPE))
 
-bench: bootstrap  ## latency per path, burst, make test wall time, redrive, transform MB/s, cold start
+bench: bootstrap  ## latency per path, burst, deploy time, make test wall time, redrive, transform MB/s, cold start
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 	$(PY) scripts/bench_redrive.py $(REDRIVE_BENCH_ARGS)
 	$(PY) scripts/bench_transform.py

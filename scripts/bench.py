@@ -9,9 +9,12 @@
   machine's own expressions), made back to back on one thread with nothing else running. It
   bounds what any burst on this embedded cloud can reach: every object costs at least that
   much CPU under one interpreter lock, before Step Functions, Lambda and EventBridge;
+* the template's deploy: seconds for localcloud.stack.deploy to create template.yaml's stack in
+  moto (the local cloud's patches off, as tests/statemachine/test_stack_deploy.py deploys it),
+  the median of --deploys runs;
 * the full test suite: wall time of `make test` (bootstrap no-op, lint, sam build, pytest).
 
-    python scripts/bench.py [--runs 30] [--burst 1000] [--floor 500] [--no-suite]
+    python scripts/bench.py [--runs 30] [--burst 1000] [--floor 500] [--deploys 3] [--no-suite]
 
 Targets (issue 3, this 2-core machine): happy median <= 100 ms, burst >= 50 objects/s,
 make test <= 3 min.
@@ -32,8 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
-from ingest_tools.local_pipeline import ROOT, Pipeline, app_cloud
-from localcloud.cloud import LocalCloud
+from ingest_tools.local_pipeline import ROOT, TEMPLATE, Pipeline, app_cloud
+from localcloud.cloud import (
+    LOCAL_ENV,
+    MOTO_CONFIG,
+    POWERTOOLS_LAYER,
+    POWERTOOLS_LAYER_PARAMETER,
+    REGION,
+    LocalCloud,
+)
 
 ASL = json.loads((ROOT / "statemachines" / "pipeline.asl.json").read_text())["States"]
 GOOD = (ROOT / "events" / "files" / "orders-good.csv").read_bytes()
@@ -230,6 +240,49 @@ def floor(cloud: LocalCloud, n: int) -> dict[str, float]:
     }
 
 
+def deploy_seconds(runs: int) -> list[float]:
+    """Seconds of each ``localcloud.stack.deploy`` of template.yaml into a fresh moto, with the
+    environment and settings of tests/statemachine/test_stack_deploy.py's stack (no patches
+    of the local cloud's, only the SSM parameter of the Powertools layer seeded)."""
+    from moto import mock_aws
+
+    from localcloud.registry import patch_set
+    from localcloud.runtime import Runtime
+    from localcloud.stack import deploy, put_public_parameter
+
+    env = {
+        k: v
+        for k, v in LOCAL_ENV.items()
+        if k.startswith("AWS_") or k == "POWERTOOLS_TRACE_DISABLED"
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    samples = []
+    try:
+        for _ in range(runs):
+            runtime, patches = Runtime(), patch_set(enabled=frozenset())
+            patches.install(runtime)
+            try:
+                with mock_aws(config=MOTO_CONFIG):
+                    put_public_parameter(
+                        POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_LAYER, region=REGION
+                    )
+                    started = time.perf_counter()
+                    stack = deploy(TEMPLATE, region=REGION, runtime=runtime)
+                    samples.append(time.perf_counter() - started)
+                    stack.restore_environment()
+            finally:
+                patches.uninstall()
+                runtime.close()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return samples
+
+
 def suite() -> float:
     started = time.perf_counter()
     subprocess.run(
@@ -247,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=30, help="runs per path")
     parser.add_argument("--burst", type=int, default=1000, help="objects in the burst")
     parser.add_argument("--floor", type=int, default=500, help="objects for the moto floor")
+    parser.add_argument("--deploys", type=int, default=3, help="deploys of template.yaml timed")
     parser.add_argument("--no-suite", action="store_true", help="skip timing `make test`")
     args = parser.parse_args(argv)
 
@@ -258,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             floor_figures = floor(cloud, args.floor)
         with app_cloud() as cloud:
             burst_figures = burst(cloud, args.burst)
+        deploys = deploy_seconds(args.deploys) if args.deploys > 0 else []
 
     print("\nS3 PutObject -> terminal state (ms)")
     print(f"  {'path':<26}{'median':>8}{'p95':>8}  final status")
@@ -279,6 +334,12 @@ def main(argv: list[str] | None = None) -> int:
         f"GetObject {f['GetObject_ms']:.1f}; per object) = at most "
         f"{f['objects_per_s']:.1f} objects/s under one interpreter lock"
     )
+    if deploys:
+        print(
+            f"deploy of template.yaml (localcloud.stack.deploy into moto): median "
+            f"{statistics.median(deploys):.2f} s of {len(deploys)} "
+            f"(first {deploys[0]:.2f} s: imports, parsed service models)"
+        )
     suite_s = None
     if not args.no_suite:
         print("\ntiming `make test` ...", flush=True)

@@ -3,11 +3,13 @@
 
     python3 scripts/bootstrap.py sam-requirements OUT
     python3 scripts/bootstrap.py checkov-requirements OUT
+    python3 scripts/bootstrap.py dev-pin NAME
 
-writes the `sam` (aws-sam-cli) or `checkov` optional-dependency group of pyproject.toml to OUT
-as a pip requirements file, so that the version strings live in pyproject.toml only. Each of
-these tools gets its own virtualenv (.venv-sam, .venv-checkov): their pins conflict with the
-app's dev pins.
+The first two write the `sam` (aws-sam-cli) or `checkov` optional-dependency group of
+pyproject.toml to OUT as a requirements file, so that the version strings live in
+pyproject.toml only. Each of these tools gets its own virtualenv (.venv-sam, .venv-checkov):
+their pins conflict with the app's dev pins. `dev-pin uv` prints the `dev` group's
+requirement for one package (e.g. ``uv==0.13.8``): the installer that pip installs first.
 """
 
 from __future__ import annotations
@@ -29,7 +31,21 @@ def optional_group(name: str) -> list[str]:
     return [str(r) for r in reqs]
 
 
+def dev_pin(name: str) -> str:
+    """The ``dev`` group's requirement whose package is ``name`` (``name==version``)."""
+    for req in optional_group("dev"):
+        package = req.split(";")[0].split("[")[0]
+        for op in ("==", ">=", "<=", "~=", "!=", "<", ">"):
+            package = package.split(op)[0]
+        if package.strip().lower() == name.lower():
+            return req
+    raise SystemExit(f"pyproject.toml's [project.optional-dependencies].dev does not list {name}")
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[1] == "dev-pin":
+        print(dev_pin(argv[2]))
+        return 0
     commands = {f"{group}-requirements": group for group in GROUPS}
     if len(argv) != 3 or argv[1] not in commands:
         print(__doc__, file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -14,10 +15,51 @@ import pytest
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "ingest-local")
 
 
+# Modules of tests/e2e and tests/statemachine whose outcome cannot depend on the template's
+# WorkflowType, so `make pytest-express` (LOCALCLOUD_PARAMETER_OVERRIDES=WorkflowType=EXPRESS)
+# does not run them again: every other test of those two folders is marked ``workflow_type``
+# and runs once more as EXPRESS. A module belongs here only when the override cannot reach what
+# it asserts: it deploys no LocalCloud of template.yaml (its own template without that
+# parameter, moto directly, or localcloud.stack.deploy, which reads no override), or it uses
+# the app's stack only for services that WorkflowType does not change and starts no execution
+# of the per-object workflow. A new module runs in both passes until it is listed here.
+WORKFLOW_INDEPENDENT = {
+    # standalone SAM templates of their own, without a WorkflowType parameter
+    "tests/e2e/test_localcloud_distributed_map.py",
+    "tests/e2e/test_localcloud_execution_metrics.py",
+    "tests/e2e/test_localcloud_express.py",  # its own EXPRESS and STANDARD machines, both passes
+    "tests/e2e/test_localcloud_quotas.py",
+    # the app's stack, but only S3 (dal.s3.upload_stream), SQS/DynamoDB calls of its own, or
+    # EventBridge's TestEventPattern against the rule's pattern and an empty DLQ's move task
+    "tests/e2e/test_s3_upload.py",
+    "tests/e2e/test_localcloud_moto_speedups.py",
+    "tests/e2e/test_localcloud_fidelity_event_patterns.py",
+    # a stack deployed elsewhere (skipped unless named; test_local_up.py runs it as EXPRESS)
+    "tests/e2e/test_external_endpoint.py",
+    # moto directly: the ASL as a STANDARD machine with a MockConfigFile
+    "tests/statemachine/test_mock_config.py",
+    # localcloud.stack.deploy with explicit parameters (not a LocalCloud: no override)
+    "tests/statemachine/test_stack_deploy.py",
+    # asserts only what the large-object workflow (always STANDARD) and S3 made of 6 MiB
+    # chunks; the hand-over from an EXPRESS per-object workflow is test_large_file_path.py's
+    "tests/statemachine/test_large_file_parts.py",
+}
+EXPRESS_FOLDERS = ("tests/e2e/", "tests/statemachine/")
+_ROOT = Path(__file__).resolve().parent.parent
+if missing := sorted(m for m in WORKFLOW_INDEPENDENT if not (_ROOT / m).is_file()):
+    raise pytest.UsageError(f"tests/conftest.py WORKFLOW_INDEPENDENT: no such module {missing}")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``slow`` run first. Under ``make test`` (pytest-xdist, one worker per core)
-    the 1,000-object burst then runs beside the rest of the suite instead of after it. The
-    order within each group is unchanged."""
+    """Marks ``workflow_type`` every test of tests/e2e and tests/statemachine outside
+    WORKFLOW_INDEPENDENT (`make pytest-express` selects them). Then tests marked ``slow`` run
+    first: under ``make test`` (pytest-xdist, one worker per core) the 200-object burst runs
+    beside the rest of the suite instead of after it. The order within each group is
+    unchanged."""
+    for item in items:
+        module = item.path.relative_to(_ROOT).as_posix() if item.path.is_relative_to(_ROOT) else ""
+        if module.startswith(EXPRESS_FOLDERS) and module not in WORKFLOW_INDEPENDENT:
+            item.add_marker(pytest.mark.workflow_type)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
@@ -54,8 +96,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     log = os.environ.get("LOCALCLOUD_IAM_LOG")
     if not log or not session.config.stash.get(_CHECK, False) or exitstatus != 0:
         return
-    from pathlib import Path
-
     from ingest_tools.local_pipeline import TEMPLATE
     from localcloud.iam import report
     from localcloud.stack import load_template

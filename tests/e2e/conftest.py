@@ -9,9 +9,28 @@ import pytest
 from ingest_tools.local_pipeline import Pipeline, app_cloud
 from localcloud.cloud import LocalCloud
 
+# Modules whose every test leaves the stack as the next one needs it: they only ask it
+# questions whose answers no test changes (EventBridge TestEventPattern; the last test also
+# serves the cloud over HTTP and moves an empty dead-letter queue), so one stack per module
+# (per xdist worker) does instead of a deploy per test (~0.8 s of CPU each). A module whose
+# tests change what the others assert must not be listed.
+SHARED_STACK_MODULES = frozenset({"tests.e2e.test_localcloud_fidelity_event_patterns"})
+
+
+@pytest.fixture(scope="module")
+def module_cloud() -> Iterator[LocalCloud]:
+    """One LocalCloud for a whole module of SHARED_STACK_MODULES."""
+    with app_cloud() as running:
+        yield running
+
 
 @pytest.fixture
-def cloud() -> Iterator[LocalCloud]:
+def cloud(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
+    """A LocalCloud of template.yaml for this test alone (shared by the module's tests in
+    SHARED_STACK_MODULES)."""
+    if request.module.__name__ in SHARED_STACK_MODULES:
+        yield request.getfixturevalue("module_cloud")
+        return
     with app_cloud() as running:
         yield running
 

@@ -75,11 +75,6 @@ def client(service: str) -> Any:
     return boto3.client(service, region_name=REGION)  # type: ignore[call-overload]
 
 
-def test_deploy_time(deployed: Deployed, record_property: Any) -> None:
-    record_property("deploy_seconds", round(deployed.seconds, 3))
-    print(f"deploy: {deployed.seconds:.2f} s")  # shown with -s / -rP
-
-
 def test_outputs(deployed: Deployed) -> None:
     outputs = deployed.outputs
     assert set(outputs) >= {
@@ -268,7 +263,7 @@ def test_state_machine_definition_is_substituted(deployed: Deployed) -> None:
     assert outputs["ObjectStateTableName"] in definition
     assert outputs["OperationsTopicArn"] in definition
     assert stack.functions["ProcessFunction"] in definition
-    assert json.loads(definition)["StartAt"] == "CheckObjectIdentity"
+    assert json.loads(definition)["StartAt"] == "ClaimObject"
 
 
 def test_functions_configuration(deployed: Deployed) -> None:

@@ -59,7 +59,7 @@ PATCHES = [
         name="cloudformation-json-templates",
         kind=Kind.SPEEDUP,
         reason="A JSON template body is parsed as JSON first (moto tries PyYAML first, ~0.1 s).",
-        test="tests/statemachine/test_stack_deploy.py::test_deploy_time",
+        test="tests/statemachine/test_stack_deploy.py::test_outputs",
         build=_build_json_first,
         when="deploy",
     ),
@@ -68,7 +68,7 @@ PATCHES = [
         kind=Kind.SPEEDUP,
         reason="Generated names are derived from stack and logical id, so a definition embedding "
         "them is parsed once per process, not per deploy.",
-        test="tests/statemachine/test_stack_deploy.py::test_deploy_time",
+        test="tests/statemachine/test_stack_deploy.py::test_outputs",
         build=_build_stable_names,
         when="deploy",
     ),
