@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -220,6 +221,7 @@ def _build(rt: Runtime) -> Targets:
         trace_header: Any = None,
     ) -> Any:
         mock = None
+        name = name or str(uuid.uuid4())  # as AWS names an execution started without one
         if "#" in state_machine_arn:
             state_machine_arn, test_case = state_machine_arn.split("#", 1)
             machine = self.describe_state_machine(state_machine_arn)
