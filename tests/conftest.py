@@ -38,6 +38,7 @@ WORKFLOW_INDEPENDENT = {
     "tests/e2e/test_external_endpoint.py",
     # moto directly: the ASL as a STANDARD machine with a MockConfigFile
     "tests/statemachine/test_mock_config.py",
+    "tests/statemachine/test_mock_config_http.py",  # its own STANDARD machine, every task mocked
     # localcloud.stack.deploy with explicit parameters (not a LocalCloud: no override)
     "tests/statemachine/test_stack_deploy.py",
     # asserts only what the large-object workflow (always STANDARD) and S3 made of 6 MiB

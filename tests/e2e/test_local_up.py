@@ -36,9 +36,9 @@ ENV = {
 
 
 @contextlib.contextmanager
-def local_up(outputs: Path) -> Iterator[dict[str, Any]]:
-    """`ingestctl local up` on a free port until the block ends; then Ctrl-C, which must stop
-    it cleanly. Yields what it wrote to ``outputs``."""
+def local_up(outputs: Path, *options: str) -> Iterator[dict[str, Any]]:
+    """`ingestctl local up [options]` on a free port until the block ends; then Ctrl-C, which
+    must stop it cleanly. Yields what it wrote to ``outputs``."""
     port = free_port()
     server = subprocess.Popen(
         [
@@ -51,6 +51,7 @@ def local_up(outputs: Path) -> Iterator[dict[str, Any]]:
             str(port),
             "--outputs",
             str(outputs),
+            *options,
         ],
         cwd=ROOT,
         env=ENV,

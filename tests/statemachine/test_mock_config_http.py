@@ -1,0 +1,88 @@
+"""Our MockConfigFile.json test cases as a Step Functions Local user runs them: `ingestctl
+local up --mock-config`, then the AWS CLI creates the state machine with a dummy role, starts
+each `<arn>#<TestCase>` and reads its history (test_mock_config.py runs the same cases
+in-process). Every task of a case is mocked, so the dummy role calls nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from tests.e2e.test_local_up import ENV, local_up
+from tests.statemachine.test_mock_config import ACCOUNT, EXPECTED, HERE, STATE_MACHINE, definition
+from tests.support import ROOT, wait_for
+
+pytestmark = [pytest.mark.statemachine, pytest.mark.slow]
+
+AWS = ROOT / ".venv-sam" / "bin" / "aws"
+INPUT = {
+    "object": {"bucket": "bucket", "key": "incoming/orders/a.csv", "versionId": "v1"},
+    "trigger": {"source": "aws.s3", "eventId": "e-1", "eventTime": "2026-11-21T12:00:00Z"},
+    "request": {"reprocess": False, "staleBefore": ""},
+}
+
+
+def test_every_test_case_through_local_up_and_the_aws_cli(tmp_path: Path) -> None:
+    if not AWS.exists():
+        pytest.fail(f"{AWS} is missing: run `make bootstrap` (it installs the AWS CLI)")
+    options = ("--mock-config", str(HERE / "MockConfigFile.json"))
+    with local_up(tmp_path / "outputs.json", *options) as described:
+        endpoint = described["endpoint"]
+
+        def aws(*args: str) -> Any:
+            done = subprocess.run(
+                [str(AWS), "--endpoint-url", endpoint, "stepfunctions", *args],
+                env=ENV,
+                capture_output=True,
+                check=True,
+                text=True,
+            )
+            return json.loads(done.stdout)
+
+        arn = aws(
+            "create-state-machine",
+            f"--name={STATE_MACHINE}",
+            f"--definition={definition()}",
+            f"--role-arn=arn:aws:iam::{ACCOUNT}:role/DummyRole",
+        )["stateMachineArn"]
+        sfn = boto3.client(
+            "stepfunctions",
+            endpoint_url=endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        for case, expected in sorted(EXPECTED.items()):
+            started = aws(
+                "start-execution",
+                f"--state-machine-arn={arn}#{case}",
+                f"--name={uuid.uuid4().hex}",
+                f"--input={json.dumps(INPUT)}",
+            )
+            execution = started["executionArn"]
+            assert execution.startswith(f"arn:aws:states:us-east-1:{ACCOUNT}:execution:")
+            described_run = wait_for(
+                lambda e=execution: (
+                    (d := sfn.describe_execution(executionArn=e))["status"] != "RUNNING" and d
+                ),
+                timeout=60,
+                what=f"test case {case}",
+            )
+            events = aws("get-execution-history", f"--execution-arn={execution}")["events"]
+            path = [
+                e["stateEnteredEventDetails"]["name"]
+                for e in events
+                if "stateEnteredEventDetails" in e
+            ]
+            assert (described_run["status"], described_run.get("error"), path) == (
+                expected["status"],
+                expected["error"],
+                expected["path"],
+            ), case
