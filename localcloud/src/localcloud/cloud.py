@@ -236,6 +236,7 @@ class LocalCloud:
         if self.mappings is not None:
             self.mappings.stop()
         self.runtime.deliveries.shutdown()
+        self._end_executions()
         if self.stack is not None:
             self._write_iam_log()
             self.stack.restore_environment()
@@ -253,6 +254,17 @@ class LocalCloud:
         logging.getLogger(_MOTO_EVAL_LOGGER).setLevel(logging.NOTSET)
         if _ACTIVE.locked():
             _ACTIVE.release()
+
+    def _end_executions(self, grace: float = 2.0) -> None:
+        """No execution outlives its cloud: those still running after ``grace`` seconds are
+        aborted, so none calls into the next cloud of the process (whose stable resource
+        names may be the same) with this one's role."""
+        if self._mock is None:
+            return
+        if not self.runtime.wait_until(lambda: not executions.running_executions(), grace):
+            for running in executions.running_executions():
+                executions.abort(running.exec_arn, error="LocalCloud.Stopped")
+            self.runtime.wait_until(lambda: not executions.running_executions(), grace)
 
     def _write_iam_log(self) -> None:
         """With ``LOCALCLOUD_IAM_LOG=DIR``: what each statement allowed, for the report."""

@@ -7,7 +7,9 @@ does). These patches put it in the path of every call:
 * ``authorize-sdk-calls``: a botocore ``before-call`` handler on every client (appended to
   botocore's built-in handlers, as moto registers its own ``before-send``);
 * ``threads-inherit-the-caller``: a thread started while a principal acts acts as it;
-* ``execution-runs-as-its-role``: a Step Functions execution acts as its state machine's role.
+* ``execution-runs-as-its-role``: a Step Functions execution acts as its state machine's role,
+  for its own cloud only: a worker thread that outlives its cloud (stopped while a task was
+  under way) gets an error from the next cloud of the process instead of acting in it.
 
 Installed when the cloud's IAM is on (``LOCALCLOUD_IAM``, ``LocalCloud(iam=...)``).
 """
@@ -15,7 +17,7 @@ Installed when the cloud's IAM is on (``LOCALCLOUD_IAM``, ``LocalCloud(iam=...)`
 from __future__ import annotations
 
 import threading
-from contextvars import copy_context
+from contextvars import ContextVar, copy_context
 from typing import TYPE_CHECKING, Any
 
 from botocore import handlers as botocore_handlers
@@ -26,7 +28,14 @@ from localcloud.patching import Kind, Patch, Targets
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
-__all__ = ["PATCHES"]
+__all__ = ["PATCHES", "StoppedCloudError"]
+
+#: the authorizer of the cloud whose execution this thread runs (set by execution_logic)
+_OWNER: ContextVar[object | None] = ContextVar("localcloud_execution_owner", default=None)
+
+
+class StoppedCloudError(RuntimeError):
+    """An SDK call from an execution of a local cloud that has been stopped."""
 
 
 def _build_sdk_authorization(rt: Runtime) -> Targets:
@@ -36,6 +45,11 @@ def _build_sdk_authorization(rt: Runtime) -> Targets:
         context["localcloud_api_params"] = params
 
     def before_call(model: Any, params: Any, context: Any, **_: Any) -> Any:
+        owner = _OWNER.get()
+        if owner is not None and owner is not authorizer:
+            raise StoppedCloudError(
+                f"{model.name}: this execution's local cloud was stopped; it cannot call the next"
+            )
         if not authorizer.enabled:
             return None
         return authorizer.authorize(
@@ -76,8 +90,12 @@ def _build_execution_role(rt: Runtime) -> Targets:
         details = self._evaluation_details
         arn = details.aws_execution_details.role_arn
         session = details.execution_details.name
-        with acting_as(role(arn, session) if arn else None):
-            logic(self)
+        token = _OWNER.set(rt.authorizer)
+        try:
+            with acting_as(role(arn, session) if arn else None):
+                logic(self)
+        finally:
+            _OWNER.reset(token)
 
     return {(ExecutionWorker, "_execution_logic"): execution_logic}
 
