@@ -1,5 +1,5 @@
 """The local cloud's faster SQS and DynamoDB bookkeeping and request path give moto's answers
-(sqs.py, ddb.py, wire.py).
+(sqs.py, ddb.py, wire.py), and so do KMS keys whose key pair is made on first use.
 
 Each test asks through boto3, as the pipeline and the tools do, and checks what a caller sees:
 message counts, deletes, invalid receipt handles, validation errors and the stored item.
@@ -15,8 +15,13 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from moto.kms import utils as kms_utils
+from moto.kms.models import kms_backends
 
 from localcloud.cloud import REGION, LocalCloud
+from localcloud.speedups.kms_lazy_private_key import LazyPrivateKey
 from tests.support import ROOT
 
 pytestmark = pytest.mark.e2e
@@ -236,3 +241,63 @@ def test_responses_carry_every_dynamodb_type_and_nested_shape(cloud: LocalCloud)
     described = ddb.describe_table(TableName=table)["Table"]
     assert described["TableName"] == table and described["ItemCount"] >= 1
     assert {a["AttributeName"] for a in described["KeySchema"]} == {"pk", "sk"}
+
+
+def test_kms_sign_verify_and_public_key_for_rsa_and_ecc_keys(
+    cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kms_lazy_private_key.py: with it, no key pair is generated until Sign, Verify or
+    GetPublicKey needs one; with or without it, signatures verify, in KMS and against the
+    public key KMS returns."""
+    generated: list[str] = []
+    for cls in (kms_utils.RSAPrivateKey, kms_utils.ECDSAPrivateKey):
+        init = cls.__init__
+
+        def counting(self: Any, *args: Any, _init: Any = init, **kwargs: Any) -> None:
+            generated.append(type(self).__name__)
+            _init(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", counting)
+    lazy = "kms-lazy-private-key" in {p.name for p in cloud.patches}
+    backend = kms_backends[cloud.account_id][REGION]
+    if lazy:  # the template's (symmetric) keys never made one
+        assert backend.keys
+        assert all(isinstance(k.private_key, LazyPrivateKey) for k in backend.keys.values())
+        assert not any(k.private_key.generated for k in backend.keys.values())
+
+    kms = boto3.client("kms", region_name=REGION)
+    symmetric = kms.create_key()["KeyMetadata"]["KeyId"]
+    blob = kms.encrypt(KeyId=symmetric, Plaintext=b"secret")["CiphertextBlob"]
+    assert kms.decrypt(CiphertextBlob=blob)["Plaintext"] == b"secret"
+    assert generated == ([] if lazy else ["RSAPrivateKey"])
+
+    message = b"the message"
+    for spec, algorithm, made in (
+        ("RSA_2048", "RSASSA_PSS_SHA_256", "RSAPrivateKey"),
+        ("ECC_NIST_P256", "ECDSA_SHA_256", "ECDSAPrivateKey"),
+    ):
+        generated.clear()
+        key = kms.create_key(KeySpec=spec, KeyUsage="SIGN_VERIFY")["KeyMetadata"]
+        assert key["KeySpec"] == spec and key["SigningAlgorithms"]
+        assert generated == ([] if lazy else [made])
+        signature = kms.sign(KeyId=key["KeyId"], Message=message, SigningAlgorithm=algorithm)[
+            "Signature"
+        ]
+        assert generated == [made]  # made once, on first use
+        assert kms.verify(
+            KeyId=key["KeyId"], Message=message, Signature=signature, SigningAlgorithm=algorithm
+        )["SignatureValid"]
+        assert not kms.verify(
+            KeyId=key["KeyId"], Message=b"other", Signature=signature, SigningAlgorithm=algorithm
+        )["SignatureValid"]
+        public = kms.get_public_key(KeyId=key["KeyId"])
+        assert public["KeyUsage"] == "SIGN_VERIFY"
+        assert public["SigningAlgorithms"] == key["SigningAlgorithms"]
+        loaded = serialization.load_der_public_key(public["PublicKey"])
+        if isinstance(loaded, rsa.RSAPublicKey):
+            pss = padding.PSS(mgf=padding.MGF1(hashes.SHA256()), salt_length=padding.PSS.AUTO)
+            loaded.verify(signature, message, pss, hashes.SHA256())
+        else:
+            assert isinstance(loaded, ec.EllipticCurvePublicKey)
+            loaded.verify(signature, message, ec.ECDSA(hashes.SHA256()))
+        assert generated == [made]

@@ -23,6 +23,7 @@ traceback is printed); 130 interrupted; 141 stdout closed early (`| head`).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -117,6 +118,7 @@ def duration(text: str) -> timedelta:
 def _aws(args: argparse.Namespace) -> Any:
     """A boto3 session for the recovery commands (and the environment the DAL clients read)."""
     import boto3
+    import botocore.session
 
     outputs_file = getattr(args, "outputs", None)
     endpoint = args.endpoint_url
@@ -129,7 +131,23 @@ def _aws(args: argparse.Namespace) -> Any:
         os.environ["AWS_ENDPOINT_URL"] = endpoint  # every client, the DAL's included
     if region:
         os.environ["AWS_DEFAULT_REGION"] = region
-    return boto3.session.Session(region_name=region)
+    core = botocore.session.Session()
+    loader = _loader(core.get_config_variable("data_path"))  # AWS_DATA_PATH, as botocore
+    core.register_component("data_loader", loader)
+    session = boto3.session.Session(botocore_session=core, region_name=region)
+    # boto3 appends its data folder to the (shared) loader's paths per session: keep one
+    loader.search_paths[:] = list(dict.fromkeys(loader.search_paths))
+    return session
+
+
+@functools.cache
+def _loader(data_path: str | None) -> Any:
+    """One botocore loader (per AWS_DATA_PATH) for every session the CLI makes: each new
+    session would otherwise parse the service models from disk again (in-process calls, e.g.
+    the tests, make many)."""
+    import botocore.loaders
+
+    return botocore.loaders.create_loader(data_path)
 
 
 def _client(session: Any, service: str) -> Any:

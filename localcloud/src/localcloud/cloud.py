@@ -223,6 +223,7 @@ class LocalCloud:
             region=self.region,
             parameters=self.parameters,
             runtime=self.runtime,
+            snapshots=True,
         )
         self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
         self.schedules = Schedules(self.account_id, self.region, self.clock)

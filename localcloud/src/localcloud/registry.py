@@ -48,6 +48,7 @@ from localcloud.fixes import (
     sfn_map_tolerated_failures,
     sfn_sdk_error_names,
     sfn_start_execution_task,
+    sqs_concurrent_receive,
     sqs_dead_letter_source,
     sqs_message_size,
 )
@@ -63,6 +64,7 @@ from localcloud.patching import (
 from localcloud.speedups import (
     dynamodb_update_expressions,
     execution_ended,
+    kms_lazy_private_key,
     request_path,
     sfn_parsed_definitions,
     sfn_paths_and_clients,
@@ -70,6 +72,7 @@ from localcloud.speedups import (
 )
 from localcloud.stack import deploy_patch_set
 from localcloud.stack import patches as stack_patches
+from localcloud.stack import snapshot as stack_snapshot
 from localcloud.stack import speedups as stack_speedups
 
 __all__ = [
@@ -107,6 +110,7 @@ FIXES: list[Patch] = [
     *sfn_map_tolerated_failures.PATCHES,
     *sfn_sdk_error_names.PATCHES,
     *sfn_start_execution_task.PATCHES,
+    *sqs_concurrent_receive.PATCHES,
     *sqs_dead_letter_source.PATCHES,
     *sqs_message_size.PATCHES,
 ]
@@ -129,6 +133,7 @@ SPEEDUPS: list[Patch] = [
     *stack_speedups.PATCHES,
     *dynamodb_update_expressions.PATCHES,
     *execution_ended.PATCHES,
+    *kms_lazy_private_key.PATCHES,
     *request_path.PATCHES,
     *sfn_parsed_definitions.PATCHES,
     *sfn_paths_and_clients.PATCHES,
@@ -150,7 +155,7 @@ def patch_set(
         speedups = speedups_enabled()
     if without is None:
         without = without_from_environment()
-    unknown = without - {p.name for p in ALL}
+    unknown = without - {p.name for p in ALL} - {stack_snapshot.NAME}  # a deploy speedup
     if unknown:
         raise ValueError(f"no such patches: {sorted(unknown)}")
     chosen = [

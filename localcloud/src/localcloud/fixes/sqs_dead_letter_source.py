@@ -4,9 +4,9 @@ When a queue's redrive policy moves a message to its dead-letter queue (maxRecei
 reached), SQS records the source queue, ``DeadLetterQueueSourceArn``, returned by
 ReceiveMessage when asked for (or for All), and used by StartMessageMoveTask without a
 ``DestinationArn`` to send the message back. moto moves the message inside ReceiveMessage
-(``dead_letter_queue.add_message``) and forgets where it came from. The queue being read is
-noted per thread, so ``Queue.add_message`` can record the source; the map is cleared when the
-cloud stops.
+(``dead_letter_queue.add_message``) and forgets where it came from. The queue a ReceiveMessage
+request reads is noted per thread (``SQSResponse.receive_message``), so ``Queue.add_message``
+can record the source; the map is cleared when the cloud stops.
 
 Regression test:
 tests/e2e/test_localcloud_fidelity.py::test_queue_dead_letters_are_moved_back_to_their_source_queue.
@@ -18,7 +18,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from moto.core.responses import ActionResult
-from moto.sqs.models import Message, Queue, SQSBackend
+from moto.sqs.exceptions import QueueDoesNotExist
+from moto.sqs.models import Message, Queue
 from moto.sqs.responses import SQSResponse
 
 from localcloud.patching import Kind, Patch, Targets
@@ -28,21 +29,9 @@ if TYPE_CHECKING:
 
 __all__ = ["PATCHES"]
 
-_RECEIVE_MESSAGE = SQSBackend.receive_message
 _ADD_MESSAGE = Queue.add_message
 _RECEIVE_MESSAGE_RESPONSE = SQSResponse.receive_message
 _receiving = threading.local()  # .queue: the queue this thread's ReceiveMessage reads
-
-
-def _receive_message(self: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
-    """moto moves a message that reached maxReceiveCount to the dead-letter queue inside
-    ReceiveMessage (``dead_letter_queue.add_message``) and forgets where it came from. The
-    queue being read is noted so that ``_add_message`` can record the source."""
-    _receiving.queue = self.get_queue(queue_name)
-    try:
-        return _RECEIVE_MESSAGE(self, queue_name, *args, **kwargs)
-    finally:
-        _receiving.queue = None
 
 
 def _build(rt: Runtime) -> Targets:
@@ -58,8 +47,18 @@ def _build(rt: Runtime) -> Targets:
         _ADD_MESSAGE(self, message)
 
     def _receive_message_response(self: SQSResponse) -> Any:
-        """ReceiveMessage returns DeadLetterQueueSourceArn when asked for it (or for All)."""
-        answer = _RECEIVE_MESSAGE_RESPONSE(self)
+        """ReceiveMessage returns DeadLetterQueueSourceArn when asked for it (or for All).
+        moto moves a message that reached maxReceiveCount to the dead-letter queue inside
+        ReceiveMessage and forgets where it came from: the queue being read is noted so that
+        ``_add_message`` can record the source."""
+        try:
+            _receiving.queue = self.sqs_backend.get_queue(self._get_queue_name())
+        except QueueDoesNotExist:
+            _receiving.queue = None  # moto answers the request as it does
+        try:
+            answer = _RECEIVE_MESSAGE_RESPONSE(self)
+        finally:
+            _receiving.queue = None
         names = set(self._get_param("AttributeNames", []) or []) | set(
             self._get_param("MessageSystemAttributeNames", []) or []
         )
@@ -75,7 +74,6 @@ def _build(rt: Runtime) -> Targets:
 
     rt.on_close(sources.clear)
     return {
-        (SQSBackend, "receive_message"): _receive_message,
         (Queue, "add_message"): _add_message,
         (SQSResponse, "receive_message"): _receive_message_response,
     }

@@ -58,6 +58,7 @@ class DeployedStack:
     environment: dict[str, str] = field(default_factory=dict)  # put into os.environ
     _previous_environment: dict[str, str | None] = field(default_factory=dict, repr=False)
     code_dirs: tuple[Path, ...] = ()  # the functions' local CodeUri directories
+    restored: bool = False  # copied back from this process's first deploy (stack/snapshot.py)
 
     def restore_environment(self) -> None:
         """Put back the os.environ values ``deploy`` replaced."""

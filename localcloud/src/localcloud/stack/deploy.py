@@ -15,7 +15,6 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 
 from localcloud.iam import enforcement as iam
@@ -23,7 +22,7 @@ from localcloud.iam.actions import Need
 from localcloud.iam.enforcement import IAM_VARIABLE
 from localcloud.patching import PatchSet, speedups_enabled, without_from_environment
 from localcloud.runtime import Runtime
-from localcloud.stack import patches
+from localcloud.stack import patches, snapshot
 from localcloud.stack import speedups as speedup_patches
 from localcloud.stack.base import (
     _UNRESOLVED,
@@ -35,6 +34,7 @@ from localcloud.stack.base import (
     UnsupportedResourceError,
     cold_start,
 )
+from localcloud.stack.clients import DeployClients
 from localcloud.stack.properties import _apply_ignored_properties
 from localcloud.stack.ssm import _check_ssm_parameters
 from localcloud.stack.support import (
@@ -81,14 +81,14 @@ def deploy_patch_set(*, speedups: bool | None = None) -> PatchSet:
 
 
 def _create_stack(
-    cfn: Any,
+    clients: DeployClients,
     stack_name: str,
     body: str,
     parameters: dict[str, str],
     *,
-    region: str,
     runtime: Runtime,
 ) -> None:
+    cfn = clients("cloudformation")
     report = runtime.deploy_report
     report.clear()
     failures, created = report.failures, report.created
@@ -108,7 +108,7 @@ def _create_stack(
                 ],
                 Capabilities=CAPABILITIES,
             )
-            _apply_ignored_properties(created, region)  # layers resolve through the patches
+            _apply_ignored_properties(created, clients)  # layers resolve through the patches
         finally:
             patches.uninstall()
     except StackDeployError:
@@ -193,11 +193,12 @@ def _resolve_handler(handler: str, where: str) -> Callable[[Any, Any], Any]:
 class _Artifacts:
     """Uploads a placeholder zip per local code directory into a stack artifact bucket."""
 
-    def __init__(self, stack_name: str, region: str) -> None:
-        self.s3 = boto3.client("s3", region_name=region)
+    def __init__(self, stack_name: str, clients: DeployClients) -> None:
+        self.s3 = clients("s3")
+        self.clients = clients
         self.bucket = re.sub(r"[^a-z0-9-]", "-", stack_name.lower())[:40].strip("-") or "stack"
         self.bucket += "-local-artifacts"
-        self.prefix, self.region = stack_name, region
+        self.prefix, self.region = stack_name, clients.region
         self.uploaded: dict[Path, dict[str, str]] = {}
 
     def __call__(self, path: Path) -> dict[str, str]:
@@ -233,23 +234,20 @@ def _prepare(
     inert = _inert_properties(transformed)
     if inert:
         LOG.info("no local effect (accepted): %s", ", ".join(inert))
-    _check_ssm_parameters(transformed, parameters, upload.region)
+    _check_ssm_parameters(transformed, parameters, upload.clients)
     return transformed, code_dirs
 
 
 def _register_handlers(
     functions: dict[str, str],
     code_dirs: dict[str, Path],
-    region: str,
+    configs: dict[str, dict[str, Any]],
     handlers: dict[str, Callable[[Any, Any], Any]],
+    region: str,
 ) -> tuple[dict[str, str], dict[str, str | None]]:
-    """handlers[physical name] = the imported Handler; the functions' environment
-    into os.environ first (handlers read it at import). Returns (environment, previous)."""
-    lambda_client = boto3.client("lambda", region_name=region)
-    configs = {
-        lid: lambda_client.get_function_configuration(FunctionName=name)
-        for lid, name in functions.items()
-    }
+    """handlers[physical name] = the imported Handler (``configs``: each function's
+    configuration by logical id); the functions' environment into os.environ first (handlers
+    read it at import). Returns (environment, previous)."""
     environment = _function_environment(configs)
     previous = {name: os.environ.get(name) for name in environment}
     os.environ.update(environment)
@@ -269,6 +267,48 @@ def _register_handlers(
     return environment, previous
 
 
+def _create(
+    clients: DeployClients,
+    stack_name: str,
+    *,
+    transformed: dict[str, Any],
+    parameters: dict[str, str],
+    runtime: Runtime,
+    code_dirs: dict[str, Path],
+) -> snapshot.Recorded:
+    """create_stack, then what it made checked as AWS would refuse it."""
+    region = clients.region
+    _create_stack(clients, stack_name, json.dumps(transformed), parameters, runtime=runtime)
+    cfn = clients("cloudformation")
+    described = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
+    missing = sorted(set(transformed.get("Outputs") or {}) - set(outputs))
+    if missing:
+        raise StackDeployError(f"stack {stack_name}: outputs moto left unresolved: {missing}")
+    resources, types = _physical_resources(cfn, stack_name)
+    _check_state_machines(clients("stepfunctions"), resources, types)
+
+    # moto's CloudFormation drops ManagedPolicyArns: the authorizer reads them from here
+    managed = _managed_policies(transformed, resources)
+    _check_condition_keys(runtime, managed, region)
+    _check_log_delivery(runtime, resources, types, clients)
+    lambda_client = clients("lambda")
+    configs = {
+        lid: lambda_client.get_function_configuration(FunctionName=resources[lid])
+        for lid, kind in types.items()
+        if kind == "AWS::Lambda::Function"
+    }
+    return snapshot.Recorded(
+        outputs=outputs,
+        resources=resources,
+        types=types,
+        managed=managed,
+        created=list(runtime.deploy_report.created),
+        code_dirs=code_dirs,
+        configs=configs,
+    )
+
+
 def deploy(
     template: Path,
     *,
@@ -276,44 +316,65 @@ def deploy(
     region: str = "us-east-1",
     parameters: dict[str, str] | None = None,
     runtime: Runtime | None = None,
+    snapshots: bool = False,
 ) -> DeployedStack:
     """Deploy ``template`` into the active moto mock (see the module docstring). The
     functions' handlers are registered in ``runtime.handlers``; the deploy-time patches
-    (``deploy_patch_set``) are installed for it while ``create_stack`` runs."""
+    (``deploy_patch_set``) are installed for it while ``create_stack`` runs.
+
+    ``snapshots``: a mock that holds only what LocalCloud puts there before each deploy may
+    get a copy of this process's first deploy of the same stack (stack/snapshot.py)."""
     template = Path(template).resolve()
     parameters = dict(parameters or {})
-    # boto3's default session: its loader caches service models (a new Session costs ~0.3 s).
-    cfn = boto3.client("cloudformation", region_name=region)
-    transformed, code_dirs = _prepare(template, parameters, _Artifacts(stack_name, region))
-
+    # boto3's default session: its loader caches service models (a new Session costs ~0.3 s);
+    # each service's client is made once per deploy, when first needed.
+    clients = DeployClients(region)
     runtime = Runtime() if runtime is None else runtime
-    _create_stack(
-        cfn, stack_name, json.dumps(transformed), parameters, region=region, runtime=runtime
-    )
-
-    described = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
-    missing = sorted(set(transformed.get("Outputs") or {}) - set(outputs))
-    if missing:
-        raise StackDeployError(f"stack {stack_name}: outputs moto left unresolved: {missing}")
-    resources, types = _physical_resources(cfn, stack_name)
-    _check_state_machines(boto3.client("stepfunctions", region_name=region), resources, types)
-
-    # moto's CloudFormation drops ManagedPolicyArns: the authorizer reads them from here
-    _check_condition_keys(runtime, _managed_policies(transformed, resources), region)
-    _check_log_delivery(runtime, resources, types, region)
+    digest = None
+    if snapshots and snapshot.enabled():
+        patch_names = sorted(p.name for p in deploy_patch_set())
+        digest = snapshot.key(
+            snapshot.sources(template),
+            parameters,
+            stack_name,
+            region,
+            patch_names,
+            runtime.authorizer.enabled,
+        )
+    recorded = snapshot.restore(digest) if digest else None
+    restored = recorded is not None
+    if recorded is None:
+        transformed, code_dirs = _prepare(template, parameters, _Artifacts(stack_name, clients))
+        recorded = _create(
+            clients,
+            stack_name,
+            transformed=transformed,
+            parameters=parameters,
+            runtime=runtime,
+            code_dirs=code_dirs,
+        )
+        if digest:
+            snapshot.record(digest, recorded)
+    else:
+        runtime.deploy_report.clear()
+        runtime.deploy_report.created.extend(recorded.created)
+        runtime.authorizer.managed.update(recorded.managed)
+    resources, types, code_dirs = recorded.resources, recorded.types, recorded.code_dirs
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
-    environment, previous = _register_handlers(functions, code_dirs, region, runtime.handlers)
+    environment, previous = _register_handlers(
+        functions, code_dirs, recorded.configs, runtime.handlers, clients.region
+    )
     return DeployedStack(
         stack_name=stack_name,
         region=region,
-        outputs=outputs,
+        outputs=recorded.outputs,
         resources=resources,
         functions=functions,
         types=types,
         environment=environment,
         _previous_environment=previous,
         code_dirs=tuple(dict.fromkeys(code_dirs.values())),
+        restored=restored,
     )
 
 
@@ -347,13 +408,13 @@ LOG_DELIVERY_ACTIONS = (
 
 
 def _check_log_delivery(
-    runtime: Runtime, resources: dict[str, str], types: dict[str, str], region: str
+    runtime: Runtime, resources: dict[str, str], types: dict[str, str], clients: DeployClients
 ) -> None:
     """A state machine with a log destination whose role may not set up the delivery fails to
     create, as CloudFormation reports it on AWS."""
     if not runtime.authorizer.enabled:
         return
-    sfn = boto3.client("stepfunctions", region_name=region)
+    sfn = clients("stepfunctions")
     for logical_id, kind in sorted(types.items()):
         if kind != "AWS::StepFunctions::StateMachine":
             continue
@@ -362,7 +423,8 @@ def _check_log_delivery(
             continue
         caller = iam.role(described["roleArn"], "states")
         for action in LOG_DELIVERY_ACTIONS:
-            if not runtime.authorizer.check(caller, Need(action, "*"), region, True).allowed:
+            allowed = runtime.authorizer.check(caller, Need(action, "*"), clients.region, True)
+            if not allowed.allowed:
                 raise StackDeployError(
                     f"{logical_id} (AWS::StepFunctions::StateMachine) CREATE_FAILED: Resource "
                     'handler returned message: "The state machine IAM Role is not authorized '

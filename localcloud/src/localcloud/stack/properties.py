@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import boto3
-
 from localcloud.stack.base import StackDeployError
+from localcloud.stack.clients import DeployClients
 from localcloud.stack.support import PROPERTY_SUPPORT
 
 
@@ -79,8 +78,8 @@ def _lifecycle_rule(rule: dict[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
-def _apply_bucket(name: str, props: dict[str, Any], resource: Any, region: str) -> None:
-    s3 = boto3.client("s3", region_name=region)
+def _apply_bucket(name: str, props: dict[str, Any], resource: Any, clients: DeployClients) -> None:
+    s3 = clients("s3")
     if "VersioningConfiguration" in props:
         status = props["VersioningConfiguration"]["Status"]
         s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": status})
@@ -111,8 +110,8 @@ def _apply_bucket(name: str, props: dict[str, Any], resource: Any, region: str) 
         s3.put_bucket_lifecycle_configuration(Bucket=name, LifecycleConfiguration={"Rules": rules})
 
 
-def _apply_table(name: str, props: dict[str, Any], resource: Any, region: str) -> None:
-    ddb = boto3.client("dynamodb", region_name=region)
+def _apply_table(name: str, props: dict[str, Any], resource: Any, clients: DeployClients) -> None:
+    ddb = clients("dynamodb")
     ttl = props.get("TimeToLiveSpecification")
     if ttl and _bool(ttl.get("Enabled", False)):
         ddb.update_time_to_live(
@@ -127,7 +126,7 @@ def _apply_table(name: str, props: dict[str, Any], resource: Any, region: str) -
         ddb.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification=spec)
 
 
-def _apply_function(name: str, props: dict[str, Any], fn: Any, region: str) -> None:
+def _apply_function(name: str, props: dict[str, Any], fn: Any, clients: DeployClients) -> None:
     # moto's UpdateFunctionConfiguration ignores TracingConfig: set them on moto's model, as
     # its own CreateFunction does from the same keys (awslambda/models.py LambdaFunction).
     if "Layers" in props:
@@ -142,7 +141,7 @@ def _apply_function(name: str, props: dict[str, Any], fn: Any, region: str) -> N
         fn.tags = {tag["Key"]: tag["Value"] for tag in props["Tags"]}
 
 
-_APPLIERS: dict[str, Callable[[str, dict[str, Any], Any, str], None]] = {
+_APPLIERS: dict[str, Callable[[str, dict[str, Any], Any, DeployClients], None]] = {
     "AWS::S3::Bucket": _apply_bucket,
     "AWS::DynamoDB::Table": _apply_table,
     "AWS::Lambda::Function": _apply_function,
@@ -156,14 +155,14 @@ class _Created(NamedTuple):
     resource: Any
 
 
-def _apply_ignored_properties(created: list[_Created], region: str) -> None:
+def _apply_ignored_properties(created: list[_Created], clients: DeployClients) -> None:
     for item in created:
         support = PROPERTY_SUPPORT[item.rtype]
         props = {k: v for k, v in item.props.items() if k in support.applied}
         if not props:
             continue
         try:
-            _APPLIERS[item.rtype](item.resource.physical_resource_id, props, item.resource, region)
+            _APPLIERS[item.rtype](item.resource.physical_resource_id, props, item.resource, clients)
         except StackDeployError:
             raise
         except Exception as exc:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-import boto3
 from botocore.exceptions import ClientError
 from moto.core import DEFAULT_ACCOUNT_ID
 
 from localcloud.stack.base import StackDeployError
+from localcloud.stack.clients import DeployClients
 
 
 # ------------------------------------------------------------------ SSM parameters
@@ -38,9 +38,9 @@ def put_public_parameter(
 
 
 def _check_ssm_parameters(
-    template: dict[str, Any], parameters: dict[str, str], region: str
+    template: dict[str, Any], parameters: dict[str, str], clients: DeployClients
 ) -> None:
-    ssm = boto3.client("ssm", region_name=region)
+    ssm = clients("ssm")
     missing = []
     for key, spec in (template.get("Parameters") or {}).items():
         if not str(spec.get("Type", "")).startswith("AWS::SSM::Parameter::"):

@@ -18,11 +18,12 @@ from localcloud.stack.base import StackDeployError
 def load_template(path: Path) -> dict[str, Any]:
     """A SAM/CloudFormation YAML or JSON template, short tags (!Ref, !Sub ...) expanded."""
     text = Path(path).read_text()
-    return copy.deepcopy(_parse_yaml(text))
+    return copy.deepcopy(parse_yaml(text))
 
 
 @functools.lru_cache(maxsize=8)
-def _parse_yaml(text: str) -> dict[str, Any]:  # per text: callers get deep copies
+def parse_yaml(text: str) -> dict[str, Any]:
+    """The parsed template of ``text`` (cached: read it, never change it)."""
     from samtranslator.yaml_helper import yaml_parse
 
     parsed: dict[str, Any] = yaml_parse(text)
