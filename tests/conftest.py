@@ -45,21 +45,70 @@ WORKFLOW_INDEPENDENT = {
     # chunks; the hand-over from an EXPRESS per-object workflow is test_large_file_path.py's
     "tests/statemachine/test_large_file_parts.py",
 }
+# Tests, in modules that run in both passes, that start no execution of the per-object
+# workflow and assert nothing the template changes with WorkflowType (lease, timeouts, log
+# level, the workflow check): the recovery tools on queues, doctor checks of the event path.
+WORKFLOW_INDEPENDENT_TESTS = {
+    "tests/e2e/test_doctor.py": {
+        "test_a_disabled_rule_fails",
+        "test_bucket_notifications_off_fail",
+        "test_a_dead_letter_fails_at_once_and_is_left_in_its_queue",
+        "test_a_target_without_its_retry_policy_and_dlq_fails",
+        "test_a_deleted_queue_policy_fails",
+        "test_a_queue_policy_for_another_rule_fails",
+        "test_a_disabled_schedule_fails",
+        "test_an_unreadable_stack_exits_2",
+    },
+    "tests/e2e/test_recovery.py": {
+        "test_inspect_and_dry_run_read_every_format_and_consume_nothing",
+        "test_redrive_leaves_unreadable_and_unsendable_messages_in_place",
+    },
+    "tests/e2e/test_redrive_queue_sources.py": {
+        "test_source_queues_are_listed_and_a_move_task_with_a_destination_moves_any_message",
+        "test_a_filtered_redrive_sends_a_sourceless_run_to_the_only_source_queue",
+        "test_a_sourceless_run_in_a_dlq_of_several_queues_is_refused_and_left",
+        "test_a_sourceless_run_in_a_queue_no_queue_uses_as_dlq_is_refused",
+        "test_filtered_out_and_dry_run_messages_do_not_fail_the_run",
+    },
+    "tests/e2e/test_localcloud_fidelity.py": {
+        "test_queue_dead_letters_are_moved_back_to_their_source_queue",
+        "test_a_move_task_refuses_a_source_that_is_no_dead_letter_queue",
+        "test_a_move_task_to_a_destination_and_a_cancelled_one",
+        "test_a_message_sent_straight_to_the_dlq_has_no_source_to_go_back_to",
+        "test_a_mapped_queue_is_polled_not_invoked_inside_send_message",
+    },
+    "tests/e2e/test_localcloud_moto_speedups.py": {
+        "test_sqs_counts_deletes_and_receipt_handles",
+        "test_dynamodb_update_validation_errors_every_time",
+        "test_dynamodb_claim_expression_applies_the_same_each_time",
+        "test_responses_carry_every_dynamodb_type_and_nested_shape",
+        "test_kms_sign_verify_and_public_key_for_rsa_and_ecc_keys",
+    },
+    # the AWS CLI against an EXPRESS stack over HTTP: the next test (the whole external suite)
+    "tests/e2e/test_local_up.py": {"test_local_up_serves_the_pipeline_to_the_aws_cli"},
+}
 EXPRESS_FOLDERS = ("tests/e2e/", "tests/statemachine/")
 _ROOT = Path(__file__).resolve().parent.parent
-if missing := sorted(m for m in WORKFLOW_INDEPENDENT if not (_ROOT / m).is_file()):
+if missing := sorted(
+    m for m in WORKFLOW_INDEPENDENT | WORKFLOW_INDEPENDENT_TESTS.keys() if not (_ROOT / m).is_file()
+):
     raise pytest.UsageError(f"tests/conftest.py WORKFLOW_INDEPENDENT: no such module {missing}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks ``workflow_type`` every test of tests/e2e and tests/statemachine outside
-    WORKFLOW_INDEPENDENT (`make pytest-express` selects them). Then tests marked ``slow`` run
+    WORKFLOW_INDEPENDENT and WORKFLOW_INDEPENDENT_TESTS (`make pytest-express` selects them). Then tests marked ``slow`` run
     first: under ``make test`` (pytest-xdist, one worker per core) the 200-object burst runs
     beside the rest of the suite instead of after it. The order within each group is
     unchanged."""
     for item in items:
         module = item.path.relative_to(_ROOT).as_posix() if item.path.is_relative_to(_ROOT) else ""
-        if module.startswith(EXPRESS_FOLDERS) and module not in WORKFLOW_INDEPENDENT:
+        name = item.originalname if isinstance(item, pytest.Function) else item.name
+        if (
+            module.startswith(EXPRESS_FOLDERS)
+            and module not in WORKFLOW_INDEPENDENT
+            and name not in WORKFLOW_INDEPENDENT_TESTS.get(module, ())
+        ):
             item.add_marker(pytest.mark.workflow_type)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 

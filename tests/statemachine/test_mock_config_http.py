@@ -1,7 +1,7 @@
 """Our MockConfigFile.json test cases as a Step Functions Local user runs them: `ingestctl
 local up --mock-config`, then the AWS CLI creates the state machine with a dummy role, starts
-each `<arn>#<TestCase>` and reads its history (test_mock_config.py runs the same cases
-in-process). Every task of a case is mocked, so the dummy role calls nothing.
+each `<arn>#<TestCase>`; its history is read over the same endpoint (test_mock_config.py
+runs the same cases in-process). Every task of a case is mocked, so the dummy role calls nothing.
 """
 
 from __future__ import annotations
@@ -75,7 +75,9 @@ def test_every_test_case_through_local_up_and_the_aws_cli(tmp_path: Path) -> Non
                 timeout=60,
                 what=f"test case {case}",
             )
-            events = aws("get-execution-history", f"--execution-arn={execution}")["events"]
+            # the history over the same HTTP endpoint (the published suites of
+            # tests/conformance/ read theirs with the AWS CLI; one process less per case)
+            events = sfn.get_execution_history(executionArn=execution)["events"]
             path = [
                 e["stateEnteredEventDetails"]["name"]
                 for e in events
