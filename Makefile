@@ -151,27 +151,27 @@ $(CHECKOV_STAMP): pyproject.toml scripts/bootstrap.py $(UV_STAMP)
 # does not hide the others (-k): the 2 cores are shared by processes that are each single-threaded.
 LINT_CHECKS := lint-ruff lint-format lint-asl lint-mypy lint-imports lint-sam lint-cfn lint-checkov
 .PHONY: $(LINT_CHECKS)
-lint: bootstrap  ## static checks: python code and the SAM template (side by side)
+lint:  ## static checks: python code and the SAM template (side by side)
 	@$(MAKE) --no-print-directory --output-sync=target -k -j$(LINT_JOBS) $(LINT_CHECKS)
 
-lint-ruff: bootstrap
+lint-ruff: $(DEV_STAMP)
 	$(BIN)/ruff check .
-lint-format: bootstrap
+lint-format: $(DEV_STAMP)
 	$(BIN)/ruff format --check .
-lint-asl: bootstrap
+lint-asl: $(DEV_STAMP)
 	$(PY) scripts/build_asl.py --check  # statemachines/*.asl.json are what their YAML sources generate
-lint-mypy: bootstrap
+lint-mypy: $(DEV_STAMP)
 	$(BIN)/mypy  # functions/ingest_pipeline and tools/ingest_tools (pyproject.toml)
-lint-sam: bootstrap
+lint-sam: $(SAM_STAMP)
 	$(SAM) validate --lint --template-file $(TEMPLATE)
-lint-cfn: bootstrap
+lint-cfn: $(DEV_STAMP)
 	$(BIN)/cfn-lint --append-rules cfn_lint_serverless.rules -- $(TEMPLATE)
-lint-checkov: bootstrap
+lint-checkov: $(CHECKOV_STAMP)
 	$(CHECKOV) $(CHECKOV_ARGS)
-lint-imports: bootstrap  # import-linter contracts of pyproject.toml: localcloud stands alone, no cycles
+lint-imports: $(DEV_STAMP)  # import-linter contracts of pyproject.toml: localcloud stands alone, no cycles
 	$(BIN)/lint-imports
 
-build: bootstrap  ## sam build into .aws-sam/ (cached, parallel)
+build: $(SAM_STAMP)  ## sam build into .aws-sam/ (cached, parallel)
 	@if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13: sam build ships the package" \
 	  "without bytecode (every cold start compiles it; README, Deploy)"; fi
 	RUNTIME_PYTHON="$(RUNTIME_PYTHON)" BYTECODE=$(if $(RUNTIME_PYTHON),1,0) \
@@ -180,7 +180,7 @@ build: bootstrap  ## sam build into .aws-sam/ (cached, parallel)
 # pytest exits 5 when it collects nothing; report that loudly instead of failing the run.
 # Every local cloud logs its IAM decisions to IAM_LOG; at the end the suite fails when an
 # Allow statement of template.yaml was needed by no call and is not justified (tests/conftest.py).
-pytest: bootstrap  ## the whole pytest suite (pytest-xdist, PYTEST_WORKERS)
+pytest: $(DEV_STAMP) $(SAM_STAMP)  ## the whole pytest suite (pytest-xdist, PYTEST_WORKERS)
 	@rm -rf $(IAM_LOG); rc=0; LOCALCLOUD_IAM_LOG=$(IAM_LOG) LOCALCLOUD_IAM_CHECK=1 \
 	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist $(PYTEST_DIST) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "!! pytest collected no tests"; rc=0; fi; exit $$rc
@@ -189,17 +189,18 @@ pytest: bootstrap  ## the whole pytest suite (pytest-xdist, PYTEST_WORKERS)
 # per-object workflow as EXPRESS (every stack of the run gets WorkflowType=EXPRESS, as
 # `sam deploy --parameter-overrides`): tests/e2e and tests/statemachine less the modules that
 # cannot differ (tests/conftest.py, WORKFLOW_INDEPENDENT, marks the others workflow_type).
-pytest-express: bootstrap  ## the workflow_type tests of tests/e2e and tests/statemachine as EXPRESS
+pytest-express: $(DEV_STAMP) $(SAM_STAMP)  ## the workflow_type tests of tests/e2e and tests/statemachine as EXPRESS
 	LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS" \
 	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist $(PYTEST_DIST) -m workflow_type $(PYTEST_ARGS) \
 	  tests/e2e tests/statemachine
 
-# Everything after bootstrap runs side by side (-j, -k: every check reports; make exits
-# non-zero when any failed, and --output-sync prints each one's output whole when it ends).
-# The two pytest runs start first (the suite's longest tests are on the critical path); the
-# lint checks and sam build take the other TEST_JOBS slots, filling the gaps the pytest
-# workers leave (collection, the last tests of a run).
-test: bootstrap  ## bootstrap, then lint + build + whole test suite + EXPRESS pass side by side (what CI runs)
+# Everything runs side by side (-j, -k: every check reports; make exits non-zero when any
+# failed, and --output-sync prints each one's output whole when it ends). Each check waits
+# only for the virtualenv it uses, so the tests start while .venv-checkov is still being
+# installed. The two pytest runs start first (the suite's longest tests are on the critical
+# path); the lint checks and sam build take the other TEST_JOBS slots, filling the gaps the
+# pytest workers leave (collection, the last tests of a run).
+test:  ## bootstrap, then lint + build + whole test suite + EXPRESS pass side by side (what CI runs)
 	@$(MAKE) --no-print-directory --output-sync=target -k -j$(TEST_JOBS) \
 	  pytest pytest-express $(LINT_CHECKS) build
 

@@ -399,7 +399,7 @@ def test_put_events_rejects_reserved_sources_per_entry(pipeline: Pipeline) -> No
     }
 
 
-BURST = 200
+BURST = 100
 
 
 @pytest.mark.slow

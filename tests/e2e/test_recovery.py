@@ -139,10 +139,10 @@ def test_partial_put_events_failures_lose_nothing_and_send_nothing_twice(p: Pipe
 
 
 def test_concurrent_redrive_moves_everything_in_one_run(p: Pipeline) -> None:
-    """Four workers over 150 dead letters with 10% of entries failing once or more: one run
+    """Four workers over 60 dead letters with 10% of entries failing once or more: one run
     sends every message once and leaves nothing behind (concurrent deletes used to be lost
     in moto, leaving sent messages to reappear after their visibility timeout)."""
-    versions = dead_letter(p, [f"incoming/orders/many-{i:03d}.csv" for i in range(150)])
+    versions = dead_letter(p, [f"incoming/orders/many-{i:03d}.csv" for i in range(60)])
     p.cloud.faults.fail_put_events_entries("InternalFailure", ratio=0.1, seed=5)
 
     report = redriver(p, force=True, concurrency=4, entry_attempts=10).run()
@@ -150,7 +150,7 @@ def test_concurrent_redrive_moves_everything_in_one_run(p: Pipeline) -> None:
     p.cloud.faults.clear()
     counts = report.counts()
     assert report.entry_failures["InternalFailure"] > 0
-    assert (counts["sent"], counts["failed"]) == (150, 0)
+    assert (counts["sent"], counts["failed"]) == (60, 0)
     p.cloud.settle()
     assert queue_depth(p, dlq_url(p)) == 0
     redriven = [
