@@ -1,6 +1,6 @@
 """Step Functions Local MockConfigFile test cases (features/mock_config.py): a test case runs its
 mocked responses; input the local cloud cannot use is refused with a clear error naming the
-problem, and the cloud keeps serving.
+problem, and the server keeps serving. Calls go over HTTP, as a Step Functions Local suite's do.
 
 The state machine is the published s3-eventbridge-sfn pattern's (published/…/SOURCE.md).
 """
@@ -37,12 +37,18 @@ def mock_config(machine: str, mocked_state: str = "DetectLabels") -> dict[str, A
 @pytest.fixture(scope="module")
 def cloud() -> Iterator[LocalCloud]:
     with LocalCloud(PATTERN, stack_name="mock-config") as running:
+        running.serve(port=0)
         yield running
+
+
+def http(cloud: LocalCloud) -> Any:
+    """A Step Functions client of the cloud's HTTP endpoint."""
+    return boto3.client("stepfunctions", endpoint_url=cloud.describe()["endpoint"])
 
 
 def start(cloud: LocalCloud, config: dict[str, Any] | None, suffix: str) -> dict[str, Any]:
     cloud.runtime.mock_config = config
-    sfn = boto3.client("stepfunctions")
+    sfn = http(cloud)
     return dict(
         sfn.start_execution(
             stateMachineArn=cloud.outputs["CatDetectorStateMachine"] + suffix,
@@ -57,7 +63,7 @@ def machine_name(cloud: LocalCloud) -> str:
 
 def test_a_test_case_runs_its_mocked_response(cloud: LocalCloud) -> None:
     started = start(cloud, mock_config(machine_name(cloud)), "#CatFound")
-    sfn = boto3.client("stepfunctions")
+    sfn = http(cloud)
     done = cloud.runtime.wait_until(
         lambda: sfn.describe_execution(executionArn=started["executionArn"])["status"] != "RUNNING",
         timeout=30,
@@ -84,12 +90,14 @@ def test_a_mock_naming_a_missing_state_is_refused_by_name(cloud: LocalCloud) -> 
         start(cloud, mock_config(machine_name(cloud), mocked_state="DetectDogs"), "#CatFound")
     error = refused.value.response["Error"]
     assert error["Code"] == "ValidationException" and "DetectDogs" in error["Message"]
+    start(cloud, mock_config(machine_name(cloud)), "#CatFound")  # the server still serves
 
 
 def test_a_test_case_without_a_loaded_file_is_an_invalid_arn(cloud: LocalCloud) -> None:
     with pytest.raises(ClientError) as refused:
         start(cloud, None, "#CatFound")
     assert refused.value.response["Error"]["Code"] == "InvalidArn"
+    start(cloud, None, "")
 
 
 @pytest.mark.parametrize(
@@ -116,3 +124,14 @@ def test_a_malformed_file_is_refused_naming_the_problem(
     path.write_text(text)
     with pytest.raises(MockConfigError, match=says):
         load_mock_config(path)
+
+
+def test_localcloud_up_refuses_a_malformed_file_before_serving(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from localcloud.cli import main
+
+    path = tmp_path / "MockConfigFile.json"
+    path.write_text("{not json")
+    assert main(["up", "--template", str(PATTERN), "--mock-config", str(path), "--port", "0"]) == 2
+    assert f"--mock-config: {path} is not valid JSON" in capsys.readouterr().err
