@@ -14,6 +14,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
@@ -135,3 +136,34 @@ def test_localcloud_up_refuses_a_malformed_file_before_serving(
     path.write_text("{not json")
     assert main(["up", "--template", str(PATTERN), "--mock-config", str(path), "--port", "0"]) == 2
     assert f"--mock-config: {path} is not valid JSON" in capsys.readouterr().err
+
+
+def test_start_sync_execution_runs_a_test_case_of_an_express_machine(cloud: LocalCloud) -> None:
+    """StartSyncExecution of an EXPRESS machine with <arn>#<TestCase> (the host prefix
+    ``sync-`` left out, as for any local endpoint); a STANDARD machine is refused."""
+    standard = cloud.outputs["CatDetectorStateMachine"]
+    described = boto3.client("stepfunctions").describe_state_machine(stateMachineArn=standard)
+    sfn = boto3.client(
+        "stepfunctions",
+        endpoint_url=cloud.describe()["endpoint"],
+        config=Config(inject_host_prefix=False),
+    )
+    express = sfn.create_state_machine(
+        name="CatDetectorExpress",
+        definition=described["definition"],
+        roleArn=described["roleArn"],
+        type="EXPRESS",
+    )["stateMachineArn"]
+    cloud.runtime.mock_config = mock_config("CatDetectorExpress")
+    request = {"input": json.dumps({"detail": {"bucket": {"name": "b"}, "object": {"key": "k"}}})}
+
+    answer = sfn.start_sync_execution(stateMachineArn=f"{express}#CatFound", **request)
+
+    assert answer["status"] == "SUCCEEDED"
+    assert json.loads(answer["output"]) == LABELS  # the mocked response, through "Cat detected"
+    assert answer["executionArn"].startswith(express.replace(":stateMachine:", ":express:"))
+    assert answer["billingDetails"]["billedDurationInMilliseconds"] >= 100
+    assert json.loads(answer["input"]) == json.loads(request["input"])
+    with pytest.raises(ClientError) as refused:
+        sfn.start_sync_execution(stateMachineArn=standard, **request)
+    assert refused.value.response["Error"]["Code"] == "StateMachineTypeNotSupported"

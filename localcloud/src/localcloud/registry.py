@@ -21,6 +21,7 @@ from localcloud.features import (
     logs_query_definitions,
     mock_config,
     sqs_message_move_tasks,
+    sync_execution,
     test_state,
 )
 from localcloud.fixes import (
@@ -120,6 +121,7 @@ FEATURES: list[Patch] = [
     *faults.PATCHES,
     *mock_config.PATCHES,
     *test_state.PATCHES,
+    *sync_execution.PATCHES,
     *delivery.PATCHES,
     *event_source_mappings.PATCHES,
     *sqs_message_move_tasks.PATCHES,

@@ -47,8 +47,8 @@ Here, for a state machine whose type is EXPRESS:
 
 Not emulated: at-least-once delivery (an execution never runs twice by itself locally;
 ``LocalCloud.redeliver`` delivers an event again), the five-minute maximum duration (Wait
-states and retries run on the virtual clock), StartSyncExecution (moto has no such
-operation). Seeing what an Express execution did is CloudWatch Logs' job, as on AWS
+states and retries run on the virtual clock). StartSyncExecution is
+features/sync_execution.py. Seeing what an Express execution did is CloudWatch Logs' job, as on AWS
 (fixes/sfn_execution_logs.py, and ``Pipeline.wait`` reads it there); a test stops one
 through the backend (features/executions.py ``abort``), as nothing can on AWS.
 
