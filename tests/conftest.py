@@ -97,10 +97,10 @@ if missing := sorted(
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks ``workflow_type`` every test of tests/e2e and tests/statemachine outside
-    WORKFLOW_INDEPENDENT and WORKFLOW_INDEPENDENT_TESTS (`make pytest-express` selects them). Then tests marked ``slow`` run
-    first: under ``make test`` (pytest-xdist, one worker per core) the 100-object burst runs
-    beside the rest of the suite instead of after it. The order within each group is
-    unchanged."""
+    WORKFLOW_INDEPENDENT and WORKFLOW_INDEPENDENT_TESTS (`make pytest-express` selects them).
+    Then tests marked ``slow`` run first: under ``make test`` (pytest-xdist, one worker per
+    core) the 100-object burst runs beside the rest of the suite instead of after it. The
+    order within each group is unchanged."""
     for item in items:
         module = item.path.relative_to(_ROOT).as_posix() if item.path.is_relative_to(_ROOT) else ""
         name = item.originalname if isinstance(item, pytest.Function) else item.name
