@@ -39,6 +39,8 @@ WORKFLOW_INDEPENDENT = {
     # moto directly: the ASL as a STANDARD machine with a MockConfigFile
     "tests/statemachine/test_mock_config.py",
     "tests/statemachine/test_mock_config_http.py",  # its own STANDARD machine, every task mocked
+    # TestState takes each state's definition, not a deployed stack (a cloud of one topic)
+    "tests/statemachine/test_test_state_cli.py",
     # localcloud.stack.deploy with explicit parameters (not a LocalCloud: no override)
     "tests/statemachine/test_stack_deploy.py",
     # asserts only what the large-object workflow (always STANDARD) and S3 made of 6 MiB
