@@ -38,7 +38,6 @@ from tests.statemachine.teststate_cases import (
     CASES,
     UNCHECKED,
     WORKFLOWS,
-    Case,
     all_states,
     definition,
 )
@@ -136,35 +135,7 @@ def test_every_state_retrier_and_catcher_has_a_case() -> None:
                 assert {f"choice-{i}" for i, _ in enumerate(state["Choices"])} <= mine
 
 
-# Answers of the local engine (localcloud/src/localcloud/features/test_state.py, owned elsewhere)
-# that the API reference contradicts; each case stays, strictly expected to fail until fixed.
-ENGINE_DEFECTS = (
-    "engine: a mocked error named States.* (MockErrorOutput.error: 'the error code of the "
-    "exception thrown', e.g. States.Timeout, States.ItemReaderFailed; and the "
-    "States.ExceedToleratedFailureThreshold it makes itself for mapIterationFailureCount) "
-    "becomes States.Runtime ('Error Names MUST NOT begin with the prefix States.'), which a "
-    "States.ALL catcher then catches, though States.ALL cannot catch States.Runtime"
-)
-
-
-def mocked_error(case: Case) -> str:
-    if case.configuration and "mapIterationFailureCount" in case.configuration:
-        return "States.ExceedToleratedFailureThreshold"
-    return str(((case.mock or {}).get("errorOutput") or {}).get("error", ""))
-
-
-@pytest.mark.parametrize(
-    "case_id",
-    [
-        pytest.param(
-            i,
-            marks=pytest.mark.xfail(reason=ENGINE_DEFECTS, strict=True)
-            if mocked_error(case).startswith("States.")
-            else (),
-        )
-        for i, case in CASES.items()
-    ],
-)
+@pytest.mark.parametrize("case_id", list(CASES))
 def test_state(case_id: str, ran: dict[str, Any]) -> None:
     case, result = CASES[case_id], ran["answers"][case_id]
     assert result["rc"] == 0, result["stderr"]

@@ -20,8 +20,10 @@ with TestState API"):
   with that error; ``fieldValidationMode`` STRICT (default) / PRESENT check the result
   against the API's output shape (botocore's model) for an ``aws-sdk`` task, NONE does not;
 * Map and Parallel states, activity tasks and ``.sync``/``.waitForTaskToken`` run only with a
-  mock (as on AWS): the mock is the state's result; ``mapIterationFailureCount`` above the
-  Map's tolerated failures fails it with ``States.ExceedToleratedFailureThreshold``;
+  mock (as on AWS): the mock is the state's result (a JSONPath Map's inspectionData adds
+  afterItemsPath, afterItemSelector and its MaxConcurrency / tolerated failures);
+  ``mapIterationFailureCount`` above the Map's tolerated failures fails it with
+  ``States.ExceedToleratedFailureThreshold``;
   ``errorCausedByState`` must name a state inside it;
 * without a mock, a Task calls the local services as ``roleArn`` (required then), authorized
   by the local cloud's IAM like an execution of a state machine with that role: a role that
@@ -45,6 +47,7 @@ from moto.stepfunctions import responses as sfn_responses
 from moto.stepfunctions.exceptions import InvalidArn
 from moto.stepfunctions.parser.api import InspectionLevel
 from moto.stepfunctions.parser.asl.parse.asl_parser import ASLParserException
+from moto.stepfunctions.parser.asl.utils.json_path import extract_json
 from moto.stepfunctions.parser.backend.state_machine import TestStateMachine
 from moto.stepfunctions.parser.backend.test_state.execution import TestStateExecution
 from moto.stepfunctions.parser.backend.test_state.execution_worker import (
@@ -253,12 +256,20 @@ def _mock_test_case(mocked: Any, mock: dict[str, Any]) -> Any:
     return mock_config.MockTestCase("TestState", "mock", [responses])
 
 
+# What States.ALL does not match (developer guide, "Error names"): a runtime error and the
+# terminal DataLimitExceeded fail the execution whatever its Retry and Catch say.
+_UNMATCHED_BY_ALL = frozenset({"States.Runtime", "States.DataLimitExceeded"})
+# The name a mocked States.* error runs under in moto's engine (which lets no state raise a
+# reserved name); the answer reports the mocked one.
+_STAND_IN = "LocalCloud.MockedStatesError"
+
+
 def _matches(error: str, equals: list[str], *, retry: bool) -> bool:
     if error in equals:
-        return True
+        return not (retry and error == "States.Runtime")  # a runtime error is never retried
     if "States.ALL" in equals:
-        return not (retry and error == "States.Runtime")
-    return "States.TaskFailed" in equals and error not in {"States.Timeout", "States.Runtime"}
+        return error not in _UNMATCHED_BY_ALL
+    return "States.TaskFailed" in equals and error not in {"States.Timeout", *_UNMATCHED_BY_ALL}
 
 
 def _set_path(document: Any, path: str | None, value: Any) -> Any:
@@ -334,15 +345,22 @@ def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[st
                 }
             }
     execution = _new_execution(json.dumps(runnable), role_arn, state_input, account, region)
+    reserved = None  # a mocked States.* error (moto's engine lets no state raise one)
+    if mock and str((mock.get("errorOutput") or {}).get("error", "")).startswith("States."):
+        reserved = mock["errorOutput"]["error"]
+        mock = {**mock, "errorOutput": {**mock["errorOutput"], "error": _STAND_IN}}
     if mock:
         execution.mock_test_case = _mock_test_case(mocked, mock)
     try:
         execution.start()
-    except ASLParserException as exc:
+    except (ASLParserException, ValueError) as exc:  # the preprocessor raises ValueError too
         raise _invalid(f"SCHEMA_VALIDATION_FAILED: {exc}") from None
     output = execution.to_test_state_output(inspection_level=InspectionLevel.TRACE)
     inspection = dict(output.pop("inspectionData", None) or {})
+    _complete_inspection(state, state_input, inspection)
     answer: dict[str, Any] = {k: v for k, v in output.items() if v is not None}
+    if reserved is not None and answer.get("error") == _STAND_IN:
+        answer["error"] = reserved
     if answer.get("status") == "SUCCEEDED":
         if state.get("Type") not in {"Choice", "Succeed", "Fail"} and state.get("Next"):
             answer["nextState"] = state["Next"]
@@ -386,6 +404,65 @@ def _handle_error(
                 "output": json.dumps(output),
             }
     return failed
+
+
+def _complete_inspection(
+    state: dict[str, Any], state_input: Any, inspection: dict[str, Any]
+) -> None:
+    """What moto's one-state engine leaves out of inspectionData (JSONPath states).
+
+    afterResultSelector is the result when the state has no ResultSelector (the developer
+    guide's Pass example shows it); a Map reports afterItemsPath, afterItemSelector and its
+    maxConcurrency / tolerated failures (the guide's "Understanding Map state inspection data").
+    """
+    if "afterResultPath" in inspection and "afterResultSelector" not in inspection:
+        result = inspection.get("result")
+        if result is None and state.get("Type") == "Pass":
+            result = json.dumps(state["Result"]) if "Result" in state else None
+            result = result or inspection.get("afterParameters", inspection.get("afterInputPath"))
+        if result is not None:
+            inspection["afterResultSelector"] = result
+    if state.get("Type") != "Map" or state.get("QueryLanguage") == "JSONata":
+        return
+    for key, field in _MAP_SETTINGS.items():
+        if isinstance(state.get(key), int | float):
+            inspection[field] = state[key]
+    try:
+        effective = extract_json(state.get("InputPath") or "$", state_input)
+        items = extract_json(state.get("ItemsPath") or "$", effective)
+        inspection["afterItemsPath"] = json.dumps(items)
+        selector = state.get("ItemSelector", state.get("Parameters"))
+        if selector is not None and isinstance(items, list):
+            selected = [_select(selector, effective, item, i) for i, item in enumerate(items)]
+            inspection["afterItemSelector"] = json.dumps(selected)
+    except Exception:  # a path the engine reports at run time, or an intrinsic function
+        return
+
+
+_MAP_SETTINGS = {
+    "MaxConcurrency": "maxConcurrency",
+    "ToleratedFailureCount": "toleratedFailureCount",
+    "ToleratedFailurePercentage": "toleratedFailurePercentage",
+}
+
+
+def _select(template: Any, effective: Any, item: Any, index: int) -> Any:
+    """An ItemSelector (JSONPath payload template) for one item: ``$`` is the Map's input."""
+    if isinstance(template, list):
+        return [_select(value, effective, item, index) for value in template]
+    if not isinstance(template, dict):
+        return template
+    selected = {}
+    for key, value in template.items():
+        if key.endswith(".$") and isinstance(value, str):
+            if not value.startswith("$"):
+                raise ValueError(f"not a path: {value}")  # an intrinsic function
+            context = {"Map": {"Item": {"Value": item, "Index": index}}}
+            source, path = (context, value[1:]) if value.startswith("$$") else (effective, value)
+            selected[key[:-2]] = extract_json(path, source)
+        else:
+            selected[key] = _select(value, effective, item, index)
+    return selected
 
 
 def _new_execution(
