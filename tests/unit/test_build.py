@@ -77,6 +77,8 @@ def test_the_build_ships_the_package_with_bytecode_that_python_uses(tmp_path: Pa
         RUNTIME_PYTHON=sys.executable,
         RUNTIME_VERSION=THIS_VERSION,
         PIP_PLATFORM=f"manylinux2014_{platform.machine()}",  # msgspec's wheel for this machine
+        # .venv has no pip (make bootstrap installs with uv): the Python that made it has one
+        PIP_PYTHON=sys._base_executable,
     )
     assert done.returncode == 0, done.stderr
     package = tmp_path / "ingest_pipeline"
