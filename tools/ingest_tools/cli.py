@@ -370,6 +370,7 @@ def _aws_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ingest_tools.dataset import add_commands as dataset_commands
     from ingest_tools.local_pipeline import STACK_NAME, TEMPLATE
     from localcloud.cli import add_commands
 
@@ -394,6 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(func=_local_demo)
     _recovery_commands(commands)
+    dataset_commands(commands)
     return parser
 
 
