@@ -122,15 +122,10 @@ def wait_execution(
 
 
 def _wait_express(cloud: LocalCloud, arn: str, timeout: float, sfn: Any, logs: Any) -> Execution:
-    def ended() -> str | None:
-        found = executions.execution(arn)
-        status = getattr(found, "exec_status", None) if found is not None else None
-        text = str(getattr(status, "value", status)) if status else None
-        return text if text not in (None, "RUNNING") else None
-
-    status = cloud.runtime.wait_until(ended, timeout)
-    if not status:
+    found = cloud.runtime.wait_until(lambda: executions.ended(arn), timeout)
+    if not found:
         raise TimeoutError(f"timed out after {timeout}s waiting for execution {arn}")
+    status = str(getattr(found.exec_status, "value", found.exec_status))
     parts = arn.split(":")
     machine = f"{':'.join(parts[:5])}:stateMachine:{parts[6]}"
     described = sfn.describe_state_machine(stateMachineArn=machine)

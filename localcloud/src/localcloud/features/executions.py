@@ -8,7 +8,14 @@ from typing import Any
 
 from moto.stepfunctions.parser import models as sfn_parser_models
 
-__all__ = ["abort", "execution", "execution_statuses", "executions", "running_executions"]
+__all__ = [
+    "abort",
+    "ended",
+    "execution",
+    "execution_statuses",
+    "executions",
+    "running_executions",
+]
 
 
 def executions() -> list[Any]:
@@ -37,6 +44,14 @@ def execution_statuses() -> dict[str, str]:
 def execution(arn: str) -> Any:
     """The backend's execution with this ARN (moto's object), or None."""
     return next((e for e in executions() if e.exec_arn == arn), None)
+
+
+def ended(arn: str) -> Any:
+    """The backend's execution with this ARN once it has ended (moto's object), else None."""
+    found = execution(arn)
+    status = getattr(found, "exec_status", None) if found is not None else None
+    text = str(getattr(status, "value", status)) if status else "RUNNING"
+    return found if text != "RUNNING" else None
 
 
 def abort(arn: str, *, error: str | None = None, cause: str | None = None) -> None:

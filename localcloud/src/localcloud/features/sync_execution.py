@@ -37,13 +37,6 @@ WAIT_SECONDS = 300.0
 _STATUS = {"SUCCEEDED": "SUCCEEDED", "FAILED": "FAILED", "TIMED_OUT": "TIMED_OUT"}
 
 
-def _ended(arn: str) -> Any:
-    found = executions.execution(arn)
-    status = getattr(found, "exec_status", None) if found is not None else None
-    text = str(getattr(status, "value", status)) if status else "RUNNING"
-    return found if text != "RUNNING" else None
-
-
 def _answer(execution: Any) -> dict[str, Any]:
     status = str(getattr(execution.exec_status, "value", execution.exec_status))
     answer: dict[str, Any] = {
@@ -87,7 +80,7 @@ def _build(rt: Runtime) -> Targets:
             self._get_param("input", if_none="{}"),
             self._get_param("traceHeader"),
         )
-        ended = rt.wait_until(lambda: _ended(started.exec_arn), WAIT_SECONDS)
+        ended = rt.wait_until(lambda: executions.ended(started.exec_arn), WAIT_SECONDS)
         if not ended:
             raise JsonRESTError("InternalServerError", f"{started.exec_arn} did not end")
         return ActionResult(_answer(ended))
