@@ -474,15 +474,16 @@ def test_a_functions_time_starts_when_it_runs_not_while_it_waits_for_its_environ
 def test_a_tasks_timeout_does_not_count_the_wait_for_the_functions_environment(
     p: Pipeline,
 ) -> None:
-    """Two branches invoke one function at once, each task with TimeoutSeconds 1 and a handler
-    that takes 0.6 s. Locally the second invocation waits for the first (one environment); on
+    """Two branches invoke one function at once, each task with TimeoutSeconds 3 and a handler
+    that takes 1.8 s. Locally the second invocation waits for the first (one environment); on
     AWS it would run at once in an environment of its own, so both tasks end within their
-    second and the execution succeeds. Without the patch the waiting task times out."""
+    3 s and the execution succeeds. Without the patch the waiting task times out (3.6 s). The
+    1.2 s left over is for a busy machine's overhead (0.4 s was not always enough in CI)."""
     name = p.functions["ClassifyErrorFunction"]
     ran: list[float] = []
 
     def slow(event: Any, context: Any) -> dict[str, Any]:
-        threading.Event().wait(0.6)  # the function's own work
+        threading.Event().wait(1.8)  # the function's own work
         ran.append(event["branch"])
         return {"branch": event["branch"]}
 
@@ -494,7 +495,7 @@ def test_a_tasks_timeout_does_not_count_the_wait_for_the_functions_environment(
             "Resource": "arn:aws:states:::lambda:invoke",
             "Parameters": {"FunctionName": name, "Payload": {"branch": number}},
             "ResultSelector": {"branch.$": "$.Payload.branch"},
-            "TimeoutSeconds": 1,
+            "TimeoutSeconds": 3,
             "End": True,
         }
         return {"StartAt": "Invoke", "States": {"Invoke": invoke}}
