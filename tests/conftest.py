@@ -46,11 +46,15 @@ WORKFLOW_INDEPENDENT = {
     # asserts only what the large-object workflow (always STANDARD) and S3 made of 6 MiB
     # chunks; the hand-over from an EXPRESS per-object workflow is test_large_file_path.py's
     "tests/statemachine/test_large_file_parts.py",
+    # asserts what ProcessFunction's conversion made of published files (the same code in both
+    # workflow types); the contract version passed through the workflow is test_datasets.py's
+    "tests/e2e/test_published_datasets.py",
 }
 # Tests, in modules that run in both passes, that start no execution of the per-object
 # workflow and assert nothing the template changes with WorkflowType (lease, timeouts, log
 # level, the workflow check): the recovery tools on queues, doctor checks of the event path.
 WORKFLOW_INDEPENDENT_TESTS = {
+    "tests/e2e/test_datasets.py": {"test_a_bad_contract_is_refused_with_where_the_problem_is"},
     "tests/e2e/test_doctor.py": {
         "test_a_disabled_rule_fails",
         "test_bucket_notifications_off_fail",

@@ -124,6 +124,9 @@ def template_copy(tmp_path: Path, edit: Callable[[dict[str, Any]], None] | None 
         if resource["Type"] == "AWS::Serverless::StateMachine":
             machine = resource["Properties"]
             machine["DefinitionUri"] = str(ROOT / machine["DefinitionUri"])
+        elif resource["Type"] == "AWS::Serverless::LayerVersion":
+            layer = resource["Properties"]
+            layer["ContentUri"] = str(ROOT / layer["ContentUri"])
     if edit is not None:
         edit(template)
     path = tmp_path / "template.json"

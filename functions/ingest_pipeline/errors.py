@@ -161,6 +161,28 @@ class MalformedCsvError(DataError):
     code = "MALFORMED_CSV"
 
 
+class MalformedJsonError(DataError):
+    """A line of a JSON Lines file is not a JSON object."""
+
+    code = "MALFORMED_JSON"
+
+
+class CompressionError(DataError):
+    """The file is not the gzip stream it is (or its contract says it is): corrupt,
+    truncated, or not compressed at all."""
+
+    code = "BAD_COMPRESSION"
+
+
+class InputTooLargeError(DataError):
+    """Too large (or too slow) for one function, and not a file the large-file path can
+    split: that path cuts the raw object at byte offsets, which only uncompressed UTF-8 CSV
+    allows. The data owner must split it or upload it so. Details: ``size``, ``reason``,
+    ``input``, ``maxBytes``."""
+
+    code = "INPUT_TOO_LARGE"
+
+
 class ObjectNotFoundError(DataError):
     """The object (or this version of it) is gone: there is nothing left to process."""
 

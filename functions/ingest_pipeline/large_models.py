@@ -6,13 +6,14 @@ their cold starts (issue 12). Parsed like the others, with ``models.parse_event`
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from msgspec import Meta, Struct
 
 from ingest_pipeline.models import ObjectRef
 
-_EXECUTION_ARN = {"execution_arn": "executionArn"}
+_EXECUTION_ARN = {"execution_arn": "executionArn", "claimed_at": "claimedAt"}
 
 
 class PlanModel(Struct, frozen=True, kw_only=True, rename="camel"):
@@ -40,6 +41,7 @@ class ChunkRequest(Struct, frozen=True, kw_only=True, rename=_EXECUTION_ARN):
     object: ObjectRef
     chunk: ChunkModel
     plan: PlanModel
+    claimed_at: datetime | None = None  # claimedAt: which contract version (dal/contracts.py)
     execution_arn: str = "local"
 
 
@@ -62,4 +64,5 @@ class AssembleRequest(Struct, frozen=True, kw_only=True, rename=_EXECUTION_ARN):
     plan: PlanModel
     chunks: MapRunResult
     attempt: Annotated[int, Meta(ge=1)] = 1
+    claimed_at: datetime | None = None  # claimedAt: which contract version (dal/contracts.py)
     execution_arn: str = "local"

@@ -25,7 +25,7 @@ M = TypeVar("M")
 
 # The inputs: msgspec Structs checked by ``parse_event`` (``ingest_pipeline.parsing``:
 # unknown keys are ignored, a field is read by its wire name, ``rename``).
-_EXECUTION_ARN = {"execution_arn": "executionArn"}
+_EXECUTION_ARN = {"execution_arn": "executionArn", "claimed_at": "claimedAt"}
 
 
 class ObjectRef(Struct, frozen=True, kw_only=True, rename={"version_id": "versionId"}):
@@ -49,6 +49,9 @@ class ResolveRequest(Struct, frozen=True, kw_only=True, rename=_EXECUTION_ARN):
 class ProcessRequest(Struct, frozen=True, kw_only=True, rename=_EXECUTION_ARN):
     object: ObjectRef
     attempt: Annotated[int, Meta(ge=1)] = 1
+    # When ClaimObject claimed the object (claimedAt): its dataset's contract is the version
+    # current then (dal/contracts.py). Without it (a hand-made event), the current one.
+    claimed_at: datetime | None = None
     execution_arn: str = "local"
 
 
@@ -198,6 +201,8 @@ class Attr(StrEnum):
     OUTPUT_KEY = "output_key"
     OUTCOME = "outcome"  # an Outcome
     SUPERSEDED_BY = "superseded_by"  # the newer version that owns the output (SUPERSEDED)
+    # the dataset contract's version it was processed with (0: the packaged one; dal/contracts)
+    CONTRACT_VERSION = "contract_version"
     # failure (Record*Failure, RecordRejection)
     RETRYABLE = "retryable"
     RETRY_AFTER = "retry_after"

@@ -13,7 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from ingest_pipeline.config import Settings
 from ingest_pipeline.errors import DataError, ErrorClass
-from ingest_pipeline.logic import keys
+from ingest_pipeline.logic.contracts import Registered
 from ingest_pipeline.logic.transform import Summary
 from ingest_pipeline.models import ObjectRef, Outcome
 from ingest_pipeline.observability import logger, metrics
@@ -22,17 +22,18 @@ CONTENT_TYPE = "application/x-ndjson"
 
 
 def superseded(
-    obj: ObjectRef, settings: Settings, out_key: str, newer_version: str
+    obj: ObjectRef, settings: Settings, out_key: str, newer_version: str, registered: Registered
 ) -> dict[str, Any]:
     logger.info("object superseded", output_key=out_key, superseded_by=newer_version)
     metrics.add_metric(name="ObjectsSuperseded", unit=MetricUnit.Count, value=1)
     return {
-        **Summary(dataset=keys.dataset_of(obj.key)).to_dict(),
+        **Summary(dataset=registered.contract.dataset).to_dict(),
         "sourceKey": obj.key,
         "outputKey": out_key,
         "outcome": Outcome.SUPERSEDED.value,
         "supersededBy": newer_version,
         "expiresAt": expires_at(settings),
+        "contractVersion": registered.version,
     }
 
 

@@ -268,12 +268,19 @@ def test_state_machine_definition_is_substituted(deployed: Deployed) -> None:
 
 def test_functions_configuration(deployed: Deployed) -> None:
     lam = client("lambda")
+    (pyarrow,) = [
+        arn for lid, arn in deployed.stack.resources.items() if lid.startswith("PyarrowLayer")
+    ]
+    assert pyarrow.startswith("arn:aws:lambda:") and ":layer:" in pyarrow
     for logical_id, name in deployed.stack.functions.items():
         config = lam.get_function_configuration(FunctionName=name)
         assert config["Runtime"] == "python3.13", logical_id
         assert config["Architectures"] == ["arm64"], logical_id
         assert config["TracingConfig"] == {"Mode": "Active"}, logical_id
-        assert [layer["Arn"] for layer in config["Layers"]] == [LAYER_ARN], logical_id
+        # Globals' Powertools layer, then the function's own: pyarrow for Parquet output
+        # (SAM gives the layer version a logical id with a hash of its content).
+        own = [pyarrow] if logical_id == "ProcessFunction" else []
+        assert [layer["Arn"] for layer in config["Layers"]] == [LAYER_ARN, *own], logical_id
         # The stack name: metrics' `service` dimension, one per deployed stack.
         assert config["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == (
             deployed.stack.stack_name

@@ -69,7 +69,7 @@ def test_a_contract_not_packaged_yet_is_checked_from_its_file(
     ("contract", "says"),
     [
         ({"dataset": "x", "columns": [{"name": "a", "type": "float"}]}, "type"),
-        ({"dataset": "x", "columns": [{"name": "a", "type": "string"}] * 2}, "duplicate"),
+        ({"dataset": "x", "columns": [{"name": "a", "type": "string"}] * 2}, "repeats"),
         ({"dataset": "x", "columns": [], "format": "csv"}, "format"),
     ],
 )

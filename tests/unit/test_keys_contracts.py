@@ -25,6 +25,36 @@ pytestmark = pytest.mark.unit
             "processed/orders/d\u00e9j\u00e0 vu.txt.jsonl",
             "quarantine/orders/d\u00e9j\u00e0 vu.txt",
         ),
+        (
+            "incoming/orders/a.csv.gz",
+            "orders",
+            "processed/orders/a.jsonl",
+            "quarantine/orders/a.csv.gz",
+        ),
+        (
+            "incoming/orders/a.jsonl",
+            "orders",
+            "processed/orders/a.jsonl",
+            "quarantine/orders/a.jsonl",
+        ),
+        (
+            "incoming/orders/a.JSONL.GZ",
+            "orders",
+            "processed/orders/a.jsonl",
+            "quarantine/orders/a.JSONL.GZ",
+        ),
+        (
+            "incoming/orders/a.ndjson",
+            "orders",
+            "processed/orders/a.jsonl",
+            "quarantine/orders/a.ndjson",
+        ),
+        (
+            "incoming/orders/a.txt.gz",
+            "orders",
+            "processed/orders/a.txt.jsonl",
+            "quarantine/orders/a.txt.gz",
+        ),
     ],
 )
 def test_key_mapping(key: str, dataset: str, output: str, quarantine: str) -> None:

@@ -196,7 +196,7 @@ def test_a_contract_file_parses_into_its_columns() -> None:
         ({**CONTRACT, "columns": []}, "columns\n  Expected `array` of length >= 1"),
         (
             {**CONTRACT, "columns": [{"name": "a", "type": "string"}] * 2},
-            "duplicate column names in ['a', 'a']",
+            "columns[1].name 'a' repeats columns[0]",
         ),
     ],
 )

@@ -189,6 +189,11 @@ def _need(outputs: dict[str, str], key: str, flag: str, value: str | None) -> st
     raise CommandError(f"{flag} is required (or --stack / --outputs with {key})")
 
 
+def _ingest_bucket(args: argparse.Namespace) -> str:
+    """The stack's ingest bucket, for the dataset registry commands."""
+    return _need(_stack_outputs(args, _aws(args)), "IngestBucketName", "--bucket", args.bucket)
+
+
 def _inspect(args: argparse.Namespace) -> int:
     from ingest_tools.recovery.inspect import inspect_queue, render
 
@@ -371,6 +376,7 @@ def _aws_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from ingest_tools.dataset import add_commands as dataset_commands
+    from ingest_tools.dataset_registry import add_registry_commands
     from ingest_tools.local_pipeline import STACK_NAME, TEMPLATE
     from localcloud.cli import add_commands
 
@@ -395,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(func=_local_demo)
     _recovery_commands(commands)
-    dataset_commands(commands)
+    add_registry_commands(dataset_commands(commands), _aws_arguments, _ingest_bucket)
     return parser
 
 

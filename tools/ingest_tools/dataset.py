@@ -79,7 +79,7 @@ def _check(args: argparse.Namespace) -> int:
     return 1
 
 
-def add_commands(commands: Any) -> None:
+def add_commands(commands: Any) -> Any:
     dataset = commands.add_parser("dataset", help="the datasets' contracts and their files")
     verbs = dataset.add_subparsers(dest="dataset_command", required=True)
     check = verbs.add_parser(
@@ -89,3 +89,4 @@ def add_commands(commands: Any) -> None:
     check.add_argument("--dataset", help="the dataset's name (its packaged contract)")
     check.add_argument("--contract", help="a contract file to check against instead")
     check.set_defaults(func=_check)
+    return verbs

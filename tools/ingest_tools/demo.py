@@ -9,6 +9,7 @@ attempts, notifications, dead-letter messages, state transitions and cost per mi
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import shutil
@@ -21,7 +22,9 @@ from typing import Any
 
 import boto3
 
+from ingest_pipeline.dal import contracts
 from ingest_pipeline.errors import StorageUnavailableError
+from ingest_pipeline.logic.contracts import parse_contract
 from ingest_tools.cost import S3Counter, measure
 from ingest_tools.local_pipeline import ROOT, TEMPLATE, Execution, Pipeline, app_cloud
 from localcloud.cloud import LocalCloud
@@ -175,6 +178,13 @@ class _Demo:
             raise RuntimeError(f"{key} was not delivered: {delivery.error_message}")
         return version, self.p.wait(delivery.execution_arn)
 
+    def new_dataset(self, key: str, body: bytes) -> tuple[str, Execution | None]:
+        """Register the dataset's contract on the running stack (what ``ingestctl dataset
+        add`` does), then upload a file of it: no redeploy."""
+        text = (FILES / "shipments.contract.json").read_text(encoding="utf-8")
+        contracts.register(self.p.bucket, parse_contract(text), text)
+        return self.p.ingest(key, body)
+
     def undeliverable(self, key: str, body: bytes) -> tuple[str, Execution | None]:
         self.cloud.faults.fail_delivery("THROTTLING", times=1000, rule="ObjectCreated")
         version = self.p.put(key, body)
@@ -194,6 +204,19 @@ def run_scenarios(cloud: LocalCloud, progress: Callable[[str], None] = lambda _:
     return [
         demo.row("good file", "incoming/orders/2026-11-21.csv", good, "SUCCEEDED / SUCCEEDED"),
         demo.row("bad data", "incoming/orders/bad-values.csv", bad, "FAILED / FAILED"),
+        demo.row(
+            "gzip file",
+            "incoming/orders/2026-11-22.csv.gz",
+            gzip.compress(good),
+            "SUCCEEDED / SUCCEEDED",
+        ),
+        demo.row(
+            "dataset added at run time",
+            "incoming/shipments/2026-11-27.csv",
+            (FILES / "shipments.csv").read_bytes(),
+            "SUCCEEDED / SUCCEEDED",
+            run=demo.new_dataset,
+        ),
         demo.row(
             "transient, recovers",
             "incoming/orders/slow-1.csv",

@@ -29,6 +29,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ingest_pipeline import errors, output, versions
 from ingest_pipeline.config import Settings
 from ingest_pipeline.dal import s3
+from ingest_pipeline.dal.contracts import contract_for
 from ingest_pipeline.errors import (
     ConfigurationError,
     DataError,
@@ -39,6 +40,7 @@ from ingest_pipeline.errors import (
 from ingest_pipeline.handlers.split import write_plan
 from ingest_pipeline.large_models import AssembleRequest
 from ingest_pipeline.logic import chunks, keys
+from ingest_pipeline.logic.contracts import Registered
 from ingest_pipeline.logic.failure import CaughtError
 from ingest_pipeline.logic.transform import Summary
 from ingest_pipeline.models import Outcome, Route, parse_event
@@ -64,6 +66,15 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 
 def assemble(request: AssembleRequest, settings: Settings) -> dict[str, Any]:
+    """The outcome RecordSuccess records, with the contract version the chunks were
+    converted with (every function of one claim resolves the same, dal/contracts.py)."""
+    registered = contract_for(request.object, request.claimed_at)
+    return {**_assemble(request, settings, registered), "contractVersion": registered.version}
+
+
+def _assemble(
+    request: AssembleRequest, settings: Settings, registered: Registered
+) -> dict[str, Any]:
     plan = request.plan
     planned = [chunks.Chunk(**item) for item in s3.get_json(plan.bucket, plan.key)]
     reports: list[chunks.ChunkReport] = []
@@ -81,7 +92,7 @@ def assemble(request: AssembleRequest, settings: Settings) -> dict[str, Any]:
     merged = chunks.merge_chunks(planned, reports, plan.header_lines)
     if isinstance(merged, chunks.Realign):
         return _realign(request, merged)
-    return _write_output(request, settings, merged)
+    return _write_output(request, settings, merged, registered)
 
 
 def map_results(request: AssembleRequest) -> list[dict[str, Any]]:
@@ -151,13 +162,14 @@ def _realign(request: AssembleRequest, realign: chunks.Realign) -> dict[str, Any
 
 
 def _write_output(
-    request: AssembleRequest, settings: Settings, merged: chunks.Merged
+    request: AssembleRequest, settings: Settings, merged: chunks.Merged, registered: Registered
 ) -> dict[str, Any]:
     obj = request.object
     out_key = keys.output_key(obj.key)
     verdict = versions.before_write(obj, out_key, request.execution_arn, s3)
     if verdict.superseded_by is not None:
-        return {**output.superseded(obj, settings, out_key, verdict.superseded_by), "plan": None}
+        superseded = output.superseded(obj, settings, out_key, verdict.superseded_by, registered)
+        return {**superseded, "plan": None}
     steps = chunks.assembly_steps((p.part_key or "", p.bytes_out) for p in merged.parts)
     try:
         s3.join_objects(
@@ -171,7 +183,8 @@ def _write_output(
         )
     except s3.OutputChangedError as exc:
         newer_version = versions.after_write_lost(obj, out_key, s3, exc)
-        return {**output.superseded(obj, settings, out_key, newer_version), "plan": None}
+        superseded = output.superseded(obj, settings, out_key, newer_version, registered)
+        return {**superseded, "plan": None}
     removed = s3.delete_prefix(
         obj.bucket, f"{keys.WORK_PREFIX}{keys.execution_name(request.execution_arn)}/"
     )

@@ -18,10 +18,10 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline.dal import s3
+from ingest_pipeline.dal.contracts import contract_for
 from ingest_pipeline.errors import DataError
 from ingest_pipeline.large_models import ChunkRequest
 from ingest_pipeline.logic import chunks, keys
-from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.deadline import TimeBudget
 from ingest_pipeline.logic.transform import Summary, convert
 from ingest_pipeline.models import parse_event
@@ -53,7 +53,7 @@ def process_chunk(
 ) -> dict[str, Any]:
     obj, plan = request.object, request.plan
     chunk = chunks.Chunk(request.chunk.index, request.chunk.start, request.chunk.stop)
-    contract = load_contract(keys.dataset_of(obj.key))
+    contract = contract_for(obj, request.claimed_at).contract
     header = s3.read_range(obj.bucket, obj.key, obj.version_id, 0, plan.header_end - 1)
     opened = s3.open_object(obj.bucket, obj.key, obj.version_id, first_byte=chunk.start)
     part_key = keys.part_key(request.execution_arn, plan.round, chunk.index)

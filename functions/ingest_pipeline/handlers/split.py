@@ -20,9 +20,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline.config import LargeObjectSettings
 from ingest_pipeline.dal import s3
+from ingest_pipeline.dal.contracts import contract_for
 from ingest_pipeline.errors import InvalidEventError, LineTooLongError
 from ingest_pipeline.logic import chunks, keys
-from ingest_pipeline.logic.contracts import load_contract
 from ingest_pipeline.logic.transform import DEFAULT_MAX_LINE_BYTES, Summary, convert
 from ingest_pipeline.models import ObjectRef, ProcessRequest, parse_event
 from ingest_pipeline.observability import bind_object, logger, tracer
@@ -53,7 +53,7 @@ def split(
     obj = request.object
     if obj.version_id is None:
         raise InvalidEventError("object.versionId is missing: the workflow resolves it first")
-    contract = load_contract(keys.dataset_of(obj.key))
+    contract = contract_for(obj, request.claimed_at).contract
     opened = s3.open_object(obj.bucket, obj.key, obj.version_id)
     with opened.body:
         prefix = opened.body.read(HEADER_BYTES)

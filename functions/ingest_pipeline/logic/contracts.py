@@ -1,14 +1,36 @@
-"""Dataset contracts: the columns a dataset's CSV files must have, and their types.
+"""Dataset contracts: the columns a dataset's files must have, their types, how the files are
+read (``input``) and what is written (``output``).
 
-Contracts are JSON files in ``ingest_pipeline/contracts/<dataset>.json``; to onboard a
-dataset, add a file. A file whose dataset has no contract is rejected as bad data.
+A contract is JSON (docs/your-data.md)::
+
+    {
+        "dataset": "orders",
+        "description": "...",
+        "input": {
+            "format": "csv",
+            "delimiter": ";",
+            "quote": '"',
+            "encoding": "latin-1",
+            "header": true,
+            "compression": "auto",
+        },
+        "output": {"format": "jsonl"},
+        "columns": [{"name": "order_id", "type": "string", "required": true}, ...],
+    }
+
+``input`` and ``output`` may be left out (CSV with a header, UTF-8, comma, JSON Lines out).
+The packaged files ``ingest_pipeline/contracts/<dataset>.json`` are the defaults; contracts
+registered at run time (``ingestctl dataset add``, dal/contracts.py) take precedence. A file
+whose dataset has no contract is rejected as bad data.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
@@ -21,7 +43,7 @@ from msgspec import Meta, Struct
 from ingest_pipeline.errors import ConfigurationError, UnknownDatasetError
 from ingest_pipeline.parsing import ParseError, parse
 
-_DATASET_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,62}$")
+DATASET_NAME = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,62}$")
 
 
 class ColumnType(StrEnum):
@@ -37,17 +59,89 @@ class Column(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     name: Annotated[str, Meta(min_length=1)]
     type: ColumnType
     required: bool = True
+    # decimal only: digits after the point, the Parquet column's decimal128(38, scale)
+    scale: Annotated[int, Meta(ge=0, le=38)] | None = None
+
+
+class InputFormat(StrEnum):
+    CSV = "csv"
+    JSONL = "jsonl"  # one JSON object per line, its keys the columns
+
+
+class Compression(StrEnum):
+    AUTO = "auto"  # gzip when the object starts with gzip's magic bytes, else none
+    GZIP = "gzip"
+    NONE = "none"
+
+
+_CSV_ONLY = {"delimiter": ",", "quote": '"', "header": True}
+_OneChar = Annotated[str, Meta(min_length=1, max_length=1)]
+
+
+class Input(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How the dataset's files are read."""
+
+    format: InputFormat = InputFormat.CSV
+    compression: Compression = Compression.AUTO
+    encoding: str = "utf-8"  # any codec Python knows: "latin-1", "cp1252", "utf-16"
+    delimiter: _OneChar = ","  # csv only
+    quote: _OneChar = '"'  # csv only
+    header: bool = True  # csv only: False when the file has no header line
+
+    def __post_init__(self) -> None:
+        try:
+            codecs.lookup(self.encoding)
+        except LookupError:
+            raise ValueError(f"encoding {self.encoding!r} is not one Python knows") from None
+        if self.delimiter == self.quote:
+            raise ValueError(f"delimiter and quote are both {self.delimiter!r}")
+        if {self.delimiter, self.quote} & {"\n", "\r"}:
+            raise ValueError("a line break cannot be the delimiter or the quote")
+        if self.format is InputFormat.JSONL:
+            for name, default in _CSV_ONLY.items():
+                if getattr(self, name) != default:
+                    raise ValueError(f"{name} applies to csv input only, not jsonl")
+
+
+class OutputFormat(StrEnum):
+    JSONL = "jsonl"
+    PARQUET = "parquet"
+
+
+class Output(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What is written to processed/."""
+
+    format: OutputFormat = OutputFormat.JSONL
 
 
 class Contract(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    dataset: str
+    dataset: Annotated[str, Meta(pattern=DATASET_NAME.pattern)]
     description: str = ""
+    input: Input = Input()
+    output: Output = Output()
+    # a module of ingest_pipeline/processors/ every record goes through (logic/processing.py)
+    processor: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]{0,62}$")] | None = None
     columns: Annotated[tuple[Column, ...], Meta(min_length=1)]
 
     def __post_init__(self) -> None:
-        names = [c.name for c in self.columns]
-        if len(set(names)) != len(names):
-            raise ValueError(f"duplicate column names in {names}")
+        first: dict[str, int] = {}
+        for index, column in enumerate(self.columns):
+            if column.name in first:
+                raise ValueError(
+                    f"columns[{index}].name {column.name!r} repeats columns[{first[column.name]}]"
+                )
+            first[column.name] = index
+            if column.scale is not None and column.type is not ColumnType.DECIMAL:
+                raise ValueError(f"columns[{index}].scale applies to decimal columns only")
+            if (
+                self.output.format is OutputFormat.PARQUET
+                and column.type is ColumnType.DECIMAL
+                and column.scale is None
+            ):
+                raise ValueError(
+                    f"columns[{index}] ({column.name}): a decimal column written to Parquet "
+                    'needs its scale, the digits after the point (e.g. "scale": 2)'
+                )
 
     @property
     def header(self) -> list[str]:
@@ -64,10 +158,36 @@ def parse_contract(text: str) -> Contract:
         raise ConfigurationError(f"invalid dataset contract: {exc}") from exc
 
 
+@dataclass(frozen=True)
+class Registered:
+    """A contract as one object was processed with it: ``version`` 0 is the packaged default;
+    1, 2, ... were registered at run time (``version_id``: the S3 object version holding it)."""
+
+    contract: Contract
+    version: int
+    version_id: str = ""
+
+
+@cache
+def parse_registered(text: str, dataset: str, version: int, version_id: str) -> Registered:
+    """A registered contract's text (cached: a version never changes); ConfigurationError when
+    it is not a contract of ``dataset``."""
+    contract = parse_contract(text)
+    if contract.dataset != dataset:
+        raise ConfigurationError(
+            f"contract version {version} of dataset {dataset!r} declares {contract.dataset!r}"
+        )
+    return Registered(contract, version, version_id)
+
+
+def is_packaged(dataset: str) -> bool:
+    return resources.files("ingest_pipeline.contracts").joinpath(f"{dataset}.json").is_file()
+
+
 @cache
 def load_contract(dataset: str) -> Contract:
     """The packaged contract of ``dataset``; UnknownDatasetError if there is none."""
-    if not _DATASET_NAME.match(dataset):
+    if not DATASET_NAME.match(dataset):
         raise UnknownDatasetError(f"{dataset!r} is not a valid dataset name")
     resource = resources.files("ingest_pipeline.contracts").joinpath(f"{dataset}.json")
     if not resource.is_file():

@@ -33,11 +33,24 @@ def dataset_of(key: str) -> str:
     return dataset
 
 
-def output_key(key: str) -> str:
-    """``incoming/orders/a.csv`` -> ``processed/orders/a.jsonl`` (same relative key)."""
-    rel = relative_key(key)
-    stem = rel[: -len(".csv")] if rel.lower().endswith(".csv") else rel
-    return f"{PROCESSED_PREFIX}{stem}.jsonl"
+# Suffixes of the input formats (logic/contracts.py Input), replaced by the output's.
+_INPUT_SUFFIXES = (".csv", ".jsonl", ".ndjson")
+
+
+def output_key(key: str, suffix: str = ".jsonl") -> str:
+    """``incoming/orders/a.csv`` -> ``processed/orders/a.jsonl`` (same relative key).
+
+    ``.gz`` and then a known input suffix (``.csv``, ``.jsonl``, ``.ndjson``, any case) are
+    replaced: ``a.csv.gz`` and ``a.ndjson`` are written as ``a.jsonl``. Any other name keeps
+    its suffix (``a.txt`` -> ``a.txt.jsonl``), as it always has: outputs already written
+    keep their keys. ``suffix``: the output format's (``.parquet``)."""
+    stem = relative_key(key)
+    stem = stem[: -len(".gz")] if stem.lower().endswith(".gz") else stem
+    for known in _INPUT_SUFFIXES:
+        if stem.lower().endswith(known):
+            stem = stem[: -len(known)]
+            break
+    return f"{PROCESSED_PREFIX}{stem}{suffix}"
 
 
 def quarantine_key(key: str) -> str:

@@ -1,5 +1,11 @@
 """Streaming CSV -> JSON Lines conversion, validated against a dataset contract.
 
+``convert`` is every conversion's entry point: the contract's ``input`` may also declare
+gzip, another encoding, another CSV dialect, no header line, or JSON Lines;
+``logic/formats.py`` makes any of them UTF-8 bytes as they are read, and JSON Lines rows
+are made by ``logic/jsonl.py``. What follows is about the CSV converter, which every plain
+UTF-8 CSV file still reaches unchanged.
+
 Memory stays bounded whatever the file size: the source is read in blocks of
 ``READ_BLOCK_BYTES``, cut into physical lines (each capped at ``max_line_bytes``), records
 are converted in batches of at most ``BATCH_RECORDS`` (from at most two blocks), and output
@@ -35,6 +41,7 @@ from typing import IO, Any
 
 from ingest_pipeline.errors import (
     ColumnCountError,
+    ConfigurationError,
     DataError,
     EmptyFileError,
     EncodingError,
@@ -43,8 +50,9 @@ from ingest_pipeline.errors import (
     MalformedCsvError,
     ValueTypeError,
 )
+from ingest_pipeline.logic import formats, jsonl, processing
 from ingest_pipeline.logic._fastpath import RowFormat, row_format
-from ingest_pipeline.logic.contracts import CONVERTERS, Contract
+from ingest_pipeline.logic.contracts import CONVERTERS, Compression, Contract, InputFormat
 
 UTF8_BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_LINE_BYTES = 1024 * 1024
@@ -226,16 +234,79 @@ def convert(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     stop_at: int | None = None,
 ) -> Iterator[bytes]:
-    """Yield one UTF-8 JSON line per CSV record; raise a DataError at the first bad line.
+    """Yield one UTF-8 JSON line per record of ``source``, read as the contract's ``input``
+    says (CSV or JSON Lines, compressed or not, in any encoding); raise a DataError at the
+    first bad line. Every conversion goes through here.
 
     Value errors are collected (up to ``MAX_REPORTED_ERRORS``) before raising, so a data
     owner sees several problems at once; structural errors stop at once.
 
+    ``logic/formats.py`` turns the object into UTF-8 bytes (decompressed, transcoded) as it
+    is read, so the CSV converter below and the JSON Lines one (``_convert_jsonl``) only
+    ever read UTF-8. Nothing is read before the first line is asked for.
+
     ``stop_at`` (a line start, in bytes from the start of ``source``) converts only the
     records that start before it: the source is read past it only to finish a record that
     started before (the large-file path's chunks, ``logic/chunks.py``). ``summary.lines``
-    then tells how many lines were read, ``summary.bytes_in`` how many bytes.
+    then tells how many lines were read, ``summary.bytes_in`` how many bytes. Offsets into
+    the raw object mean something only for uncompressed UTF-8 CSV in the default dialect
+    (``formats.splittable``): anything else is refused.
     """
+    lines = _converted(source, contract, summary, max_line_bytes=max_line_bytes, stop_at=stop_at)
+    if contract.processor is None:
+        return lines
+    return processing.processed(lines, contract.processor, contract, summary)
+
+
+def _converted(
+    source: IO[bytes],
+    contract: Contract,
+    summary: Summary,
+    *,
+    max_line_bytes: int,
+    stop_at: int | None,
+) -> Iterator[bytes]:
+    """``convert`` without the contract's processor."""
+    spec = contract.input
+    if stop_at is not None:
+        gzipped = spec.compression is Compression.GZIP
+        if not formats.splittable(spec, gzipped=gzipped):
+            raise ConfigurationError(
+                f"the {contract.dataset!r} contract's input is "
+                f"{formats.describe(spec, gzipped=gzipped)}: it cannot be converted in chunks "
+                "of the raw object (only uncompressed UTF-8 CSV can)"
+            )
+        return _convert_csv(
+            source, contract, summary, max_line_bytes=max_line_bytes, stop_at=stop_at
+        )
+    stream = formats.utf8_stream(source, spec)
+    if spec.format is InputFormat.JSONL:
+        return _convert_jsonl(stream, contract, summary, max_line_bytes)
+    return _convert_csv(
+        stream,
+        contract,
+        summary,
+        max_line_bytes=max_line_bytes,
+        delimiter=spec.delimiter,
+        quote=spec.quote,
+        header=spec.header,
+    )
+
+
+def _convert_csv(
+    source: IO[bytes],
+    contract: Contract,
+    summary: Summary,
+    *,
+    max_line_bytes: int,
+    stop_at: int | None = None,
+    delimiter: str = ",",
+    quote: str = '"',
+    header: bool = True,
+) -> Iterator[bytes]:
+    """``convert`` for UTF-8 CSV (``delimiter`` and ``quote``: ``csv.reader``'s).
+    Without a header line (``header=False``) the columns are the contract's, by position,
+    and a file without a record is empty."""
     csv.field_size_limit(max_line_bytes)
     ends: _RecordEnds | None = None
     source_lines = _LineSource(
@@ -245,14 +316,14 @@ def convert(
         stop_at=stop_at,
         at_record_end=lambda: ends is not None and ends.at_record_end(),
     )
-    reader: Any = csv.reader(source_lines.lines, strict=True)
+    reader: Any = csv.reader(source_lines.lines, strict=True, delimiter=delimiter, quotechar=quote)
     if stop_at is not None:
         reader = ends = _RecordEnds(reader)
     try:
-        header = _read_header(reader, contract)
+        columns = _read_header(reader, contract) if header else contract.header
     except csv.Error as exc:
         raise _csv_error(exc, reader.line_num, max_line_bytes) from exc
-    rows = _Rows(row_format(contract), len(header))
+    rows = _Rows(row_format(contract), len(columns))
     digest = summary._digest.update
     while True:
         start = reader.line_num
@@ -274,7 +345,47 @@ def convert(
     summary.lines = reader.line_num
     if rows.problems:
         raise value_error(rows.problems)
+    if not header and not summary.rows:
+        raise _no_records(summary.lines)
     summary.sha256 = summary._digest.hexdigest()
+
+
+def _convert_jsonl(
+    source: IO[bytes], contract: Contract, summary: Summary, max_line_bytes: int
+) -> Iterator[bytes]:
+    """``convert`` for UTF-8 JSON Lines: the lines read as CSV's are (``_LineSource``), each
+    made a row by ``logic/jsonl.py``, problems collected as CSV's are."""
+    problems: list[dict[str, Any]] = []
+    digest = summary._digest.update
+    number = 0
+    for number, line in enumerate(_LineSource(source, summary, max_line_bytes).lines, 1):
+        if jsonl.is_blank(line):
+            continue
+        text = jsonl.row(line, number, contract, problems)
+        if text is None:
+            if len(problems) >= MAX_REPORTED_ERRORS:
+                raise value_error(problems)
+            continue
+        if problems:
+            continue  # valid, but nothing is written after a bad value
+        out = text.encode()
+        summary.rows += 1
+        summary.bytes_out += len(out)
+        digest(out)
+        yield out
+    summary.lines = number
+    if problems:
+        raise value_error(problems)
+    if not summary.rows:
+        raise _no_records(number)
+    summary.sha256 = summary._digest.hexdigest()
+
+
+def _no_records(lines: int) -> EmptyFileError:
+    """A file without a header has nothing at all when it has no record."""
+    if lines == 0:
+        return EmptyFileError("the file is empty (0 bytes)")
+    return EmptyFileError("the file has no records (only blank lines)", line=lines)
 
 
 class _RecordEnds:

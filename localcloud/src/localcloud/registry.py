@@ -25,6 +25,7 @@ from localcloud.features import (
     test_state,
 )
 from localcloud.fixes import (
+    cloudformation_layer_version_ref,
     cloudwatch_alarm_initial_state,
     dynamodb_atomic_items,
     eventbridge_put_events_entries,
@@ -88,6 +89,7 @@ __all__ = [
 
 
 FIXES: list[Patch] = [
+    *cloudformation_layer_version_ref.PATCHES,
     *cloudwatch_alarm_initial_state.PATCHES,
     *dynamodb_atomic_items.PATCHES,
     *eventbridge_put_events_entries.PATCHES,

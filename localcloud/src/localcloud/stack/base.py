@@ -83,7 +83,9 @@ def cold_start(code_dirs: Iterable[Path]) -> None:
         if not path.startswith(roots):
             continue
         for value in list(vars(module).values()):
-            if callable(getattr(value, "cache_clear", None)) and (
-                getattr(value, "__module__", None) == module.__name__
+            if (
+                not isinstance(value, type)  # a class's cache_clear is its instances'
+                and callable(getattr(value, "cache_clear", None))
+                and getattr(value, "__module__", None) == module.__name__
             ):
                 value.cache_clear()
