@@ -139,3 +139,20 @@ def test_a_bad_contract_is_refused_with_where_the_problem_is(
     path.write_text(json.dumps(contract))
     code, out = dataset(capsys, "check", str(check), "--contract", str(path))
     assert code == 2 and where in out, out
+
+
+def test_a_deleted_contract_stops_its_dataset_and_a_new_one_goes_on_numbering(
+    p: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Deleting contracts/<dataset>.json (a delete marker) unregisters the dataset: its next
+    file is quarantined as UNKNOWN_DATASET. Registered again, it is version 2, not 1."""
+    assert add(p, tmp_path, capsys, SHIPMENTS_V1)[0] == 0
+    p.s3.delete_object(Bucket=p.bucket, Key="contracts/shipments.json")
+    into_the_next_second(p)
+    key = "incoming/shipments/after-delete.csv"
+    version, run = p.ingest(key, b"shipment_id,weight_kg\nS-9,2\n")
+    record = p.record(key, version)
+    assert record is not None, run.path
+    assert record.get("error_code") == "UNKNOWN_DATASET", (run.path, run.cause, record)
+    code, out = add(p, tmp_path, capsys, SHIPMENTS_V1)
+    assert (code, "registered version 2" in out) == (0, True), out

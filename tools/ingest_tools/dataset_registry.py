@@ -43,15 +43,10 @@ def _add(args: argparse.Namespace, bucket: str) -> int:
     except ConfigurationError as exc:
         print(f"ingestctl dataset add: {path}: refused: {exc.message}")
         return 2
-    latest = store.history(bucket, contract.dataset)
-    if latest and latest[0][1] is not None:
-        current = s3_client().get_object(
-            Bucket=bucket, Key=store.contract_key(contract.dataset), VersionId=latest[0][1]
-        )
-        if current["Body"].read().decode("utf-8") == text:
-            same = current.get("Metadata", {}).get(store.VERSION_METADATA, "?")
-            print(f"{contract.dataset}: unchanged, version {same} stays current")
-            return 0
+    current = store.latest(bucket, contract.dataset)
+    if current is not None and current[0] == text:
+        print(f"{contract.dataset}: unchanged, version {current[1]} stays current")
+        return 0
     for attempt in range(1, _ATTEMPTS + 1):
         try:
             number = store.register(bucket, contract, text)

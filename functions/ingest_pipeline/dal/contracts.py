@@ -43,6 +43,7 @@ __all__ = [
     "contract_for",
     "contract_key",
     "history",
+    "latest",
     "register",
 ]
 
@@ -80,18 +81,23 @@ def _registered(dataset: str, answer: Any) -> Registered:
 
 
 def _get(bucket: str, dataset: str, **params: str) -> Any:
-    """GetObject of the dataset's contract; None when there is none (or it was deleted)."""
+    """GetObject of the dataset's contract; None when there is none, _DELETED when its
+    latest version is a delete marker (older versions may still apply to older claims)."""
     key = contract_key(dataset)
     try:
         return s3_client().get_object(Bucket=bucket, Key=key, **params)  # type: ignore[arg-type]
     except ClientError as exc:
         if error_code(exc) in _NOT_FOUND:
-            return None
+            headers = exc.response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
+            return _DELETED if headers.get("x-amz-delete-marker") == "true" else None
         if error_code(exc) == "304":
             raise _NotModified from None
         raise map_client_error(exc, f"read contract s3://{bucket}/{key}") from exc
     except BotoCoreError as exc:
         raise StorageUnavailableError(f"read contract s3://{bucket}/{key}: {exc}") from exc
+
+
+_DELETED = object()
 
 
 class _NotModified(Exception):
@@ -115,8 +121,10 @@ def contract_at(bucket: str, dataset: str, claimed_at: datetime) -> Registered:
     except _NotModified:  # the version seen last is still the latest
         answer = None
     else:
-        if answer is None:
+        if answer is None or answer is _DELETED:
             _latest.pop((bucket, dataset), None)
+            if answer is None:  # never registered: no versions to look through
+                return _packaged_or_unknown(dataset, claimed_at)
             return _at(bucket, dataset, claimed_at)
         seen = _Seen(answer["ETag"], answer["LastModified"], _registered(dataset, answer))
         _latest[(bucket, dataset)] = seen
@@ -135,8 +143,12 @@ def _at(bucket: str, dataset: str, claimed_at: datetime) -> Registered:
             if version_id is None:
                 break  # deleted at that time
             answer = _get(bucket, dataset, VersionId=version_id)
-            if answer is not None:
+            if answer is not None and answer is not _DELETED:
                 return _registered(dataset, answer)
+    return _packaged_or_unknown(dataset, claimed_at)
+
+
+def _packaged_or_unknown(dataset: str, claimed_at: datetime) -> Registered:
     if is_packaged(dataset):
         return Registered(load_contract(dataset), 0)
     raise UnknownDatasetError(
@@ -149,20 +161,30 @@ def history(bucket: str, dataset: str) -> list[tuple[datetime, str | None]]:
     """When each version of the dataset's contract was written, newest first, with its S3
     version id (None: deleted then)."""
     key = contract_key(dataset)
-    entries: list[tuple[datetime, str | None]] = []
+    entries: list[tuple[datetime, bool, str | None]] = []
     paginator = s3_client().get_paginator("list_object_versions")
     with aws_errors(f"list contract versions s3://{bucket}/{key}"):
         for page in paginator.paginate(Bucket=bucket, Prefix=key):
-            entries += [
-                (v["LastModified"], v["VersionId"])
-                for v in page.get("Versions", [])
-                if v["Key"] == key
-            ]
-            entries += [
-                (m["LastModified"], None) for m in page.get("DeleteMarkers", []) if m["Key"] == key
-            ]
-    entries.sort(key=lambda entry: entry[0], reverse=True)
-    return entries
+            for version in page.get("Versions", []):
+                if version["Key"] == key:
+                    entries.append(
+                        (version["LastModified"], version["IsLatest"], version["VersionId"])
+                    )
+            for marker in page.get("DeleteMarkers", []):
+                if marker["Key"] == key:
+                    entries.append((marker["LastModified"], marker["IsLatest"], None))
+    # LastModified is in whole seconds: of two writes in one second, IsLatest tells the newer
+    entries.sort(key=lambda entry: entry[:2], reverse=True)
+    return [(when, version_id) for when, _, version_id in entries]
+
+
+def latest(bucket: str, dataset: str) -> tuple[str, int] | None:
+    """The text and number of the dataset's current registered version (None: none)."""
+    answer = _get(bucket, dataset)
+    if answer is None or answer is _DELETED:
+        return None
+    text = answer["Body"].read().decode("utf-8")
+    return text, int(answer.get("Metadata", {}).get(VERSION_METADATA) or 0)
 
 
 def register(bucket: str, contract: Contract, text: str) -> int:
@@ -175,7 +197,14 @@ def register(bucket: str, contract: Contract, text: str) -> int:
     condition: dict[str, str] = {"IfNoneMatch": "*"}
     number = 0
     current = _get(bucket, contract.dataset)
-    if current is not None:
+    if current is _DELETED:  # registered again after a deletion: numbers go on
+        older = next((v for _, v in history(bucket, contract.dataset) if v is not None), None)
+        current = None if older is None else _get(bucket, contract.dataset, VersionId=older)
+        condition = {"IfNoneMatch": "*"}
+        if current is not None:
+            current["Body"].close()
+            number = int(current.get("Metadata", {}).get(VERSION_METADATA) or 0)
+    elif current is not None:
         current["Body"].close()
         condition = {"IfMatch": current["ETag"]}
         number = int(current.get("Metadata", {}).get(VERSION_METADATA) or 0)
