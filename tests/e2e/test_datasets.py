@@ -78,6 +78,12 @@ def test_a_dataset_registered_at_run_time_is_processed_and_recorded(
     shown = json.loads(out)
     assert (shown["version"], shown["contract"]["columns"][1]["name"]) == (1, "weight_kg")
 
+    local = tmp_path / "a.csv"
+    local.write_text("shipment_id,weight_kg\nS-3,heavy\n")
+    code, out = dataset(capsys, "check", str(local), "--dataset", "shipments", "--bucket", p.bucket)
+    assert code == 1, out  # checked against the stack's version 1, not a packaged contract
+    assert "the stack's contract version 1" in out and "column 'weight_kg'" in out
+
 
 def test_each_object_uses_the_version_current_when_it_was_claimed(
     p: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]

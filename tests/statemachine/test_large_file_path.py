@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest_pipeline.logic.contracts import load_contract
+from ingest_pipeline.dal.contracts import register
+from ingest_pipeline.logic.contracts import load_contract, parse_contract
 from ingest_pipeline.logic.transform import Summary, convert
 from ingest_tools.cost import measure
 from ingest_tools.local_pipeline import Execution, Pipeline, local_pipeline
@@ -283,3 +284,36 @@ def test_a_published_object_created_event_for_a_large_object(
     assert record is not None
     assert (record["status"], record["row_count"]) == ("SUCCEEDED", 30_000)
     assert pipeline.read(OUT) == single_path_output(body)
+
+
+def test_a_registered_contract_and_its_processor_apply_to_every_chunk(pipeline: Pipeline) -> None:
+    """A dataset registered at run time whose contract names a processor (mask_emails): the
+    chunks of a large file are converted with that contract version and go through the
+    processor, as the single path's file would (logic/processing.py, dal/contracts.py)."""
+    text = json.dumps(
+        {
+            "dataset": "contacts",
+            "processor": "mask_emails",
+            "columns": [
+                {"name": "contact_id", "type": "string"},
+                {"name": "email", "type": "string", "required": False},
+                {"name": "signed_up", "type": "date"},
+            ],
+        }
+    )
+    contract = parse_contract(text)
+    assert register(pipeline.bucket, contract, text) == 1
+    rows = [f"C-{n},person{n}@example.com,2026-11-02" for n in range(40_000)]
+    body = ("contact_id,email,signed_up\n" + "\n".join(rows) + "\n").encode()  # 1.4 MiB
+    key = "incoming/contacts/large.csv"
+    version, handoff = pipeline.ingest(key, body, timeout=120)
+    assert handoff.path == HANDOFF, handoff.path
+    run = pipeline.handed_over_to(handoff, timeout=120)
+    assert run.status == "SUCCEEDED", run.cause
+    assert chunk_count(pipeline, run.arn) >= 2
+    expected = b"".join(convert(io.BytesIO(body), contract, Summary(dataset="contacts")))
+    assert pipeline.read("processed/contacts/large.jsonl") == expected
+    assert b'"email":"p***@example.com"' in expected[:200]
+    record = pipeline.record(key, version)
+    assert record is not None
+    assert (record["contract_version"], record["row_count"]) == (1, 40_000)

@@ -26,6 +26,9 @@ class CheckError(Exception):
 
 
 def _contract(args: argparse.Namespace) -> Contract:
+    registered = getattr(args, "registered", None)  # the stack's version (dataset_registry)
+    if registered is not None:
+        return parse_contract(registered)
     if args.contract:
         path = Path(args.contract)
         try:
@@ -86,7 +89,11 @@ def add_commands(commands: Any) -> Any:
         "check", help="would this local file be processed? (the Lambda's conversion, offline)"
     )
     check.add_argument("file", help="a local file, as it would be uploaded")
-    check.add_argument("--dataset", help="the dataset's name (its packaged contract)")
+    check.add_argument(
+        "--dataset",
+        help="the dataset's name: its packaged contract, or the stack's current one with "
+        "--stack / --outputs / --bucket",
+    )
     check.add_argument("--contract", help="a contract file to check against instead")
     check.set_defaults(func=_check)
     return verbs

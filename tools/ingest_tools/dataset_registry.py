@@ -156,6 +156,21 @@ def add_registry_commands(
     listing.add_argument("--json", action="store_true")
     show = verbs.add_parser("show", help="a dataset's current contract and its versions")
     show.add_argument("name")
+    check = verbs.choices["check"]
+    offline = check.get_default("func")
+
+    def check_registered(args: argparse.Namespace) -> int:
+        """``--dataset NAME`` with a stack: the contract registered there, if any."""
+        if args.dataset and not args.contract and (args.stack or args.outputs or args.bucket):
+            current = store.latest(bucket(args), args.dataset)
+            if current is not None:
+                args.registered = current[0]
+                print(f"{args.dataset}: the stack's contract version {current[1]}")
+        return int(offline(args))
+
+    check.add_argument("--bucket", help="the ingest bucket (else from --stack / --outputs)")
+    aws_arguments(check)
+    check.set_defaults(func=check_registered)
     for parser, command in ((add, _add), (listing, _list), (show, _show)):
         parser.add_argument("--bucket", help="the ingest bucket (else from --stack / --outputs)")
         aws_arguments(parser)
