@@ -92,7 +92,8 @@ def wait_execution(
 ) -> Execution:
     """Wait for an execution of any stack of ``cloud`` to end; its history and outcome.
 
-    STANDARD: DescribeExecution until it has ended, then GetExecutionHistory. EXPRESS (an
+    STANDARD: the backend's status until it has ended, then DescribeExecution and
+    GetExecutionHistory. EXPRESS (an
     ``:express:`` ARN): the backend's status (no API call; AWS has no DescribeExecution for
     it), then the events its state machine logged to CloudWatch Logs (the group of its
     loggingConfiguration, filtered by ``execution_arn``); output, error and cause are those
@@ -103,12 +104,10 @@ def wait_execution(
         return _wait_express(
             cloud, arn, timeout, sfn, logs or boto3.client("logs", region_name=cloud.region)
         )
-    described = cloud.runtime.wait_until(
-        lambda: (d := sfn.describe_execution(executionArn=arn))["status"] != "RUNNING" and d,
-        timeout,
-    )
-    if not described:
+    # the backend's status while it runs (no API call per wake-up), then the API's answers
+    if not cloud.runtime.wait_until(lambda: executions.ended(arn), timeout):
         raise TimeoutError(f"timed out after {timeout}s waiting for execution {arn}")
+    described = sfn.describe_execution(executionArn=arn)
     history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
     output = described.get("output")
     return Execution(
