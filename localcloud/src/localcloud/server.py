@@ -11,7 +11,9 @@ Admin API (JSON), under ``/_localcloud/``:
   format, see the README);  ``DELETE faults`` clears them;
 * ``GET  deliveries``  EventBridge deliveries (status, attempts, error code, execution);
 * ``POST schedules/<name>/fire``  fires a Scheduler schedule once (``{"deliveries": 2}``);
-* ``POST clock``       ``{"scale": 0}`` virtual time, ``{"scale": 1}`` real time.
+* ``POST clock``       ``{"scale": 0}`` virtual time, ``{"scale": 1}`` real time;
+* ``GET  console/api/...``  the console's read-only JSON (state machines, executions, one
+  execution's history and path): console/routes.py.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from moto.moto_server.werkzeug_app import (
 )
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
+
+from localcloud.console import routes as console_routes
 
 if TYPE_CHECKING:
     from localcloud.cloud import LocalCloud
@@ -58,6 +62,9 @@ class AdminApp:
 
     def handle(self, method: str, route: str, request: Request) -> tuple[int, Any]:  # noqa: PLR0911
         cloud = self.cloud
+        if route.startswith(console_routes.PREFIX):
+            sub_route = route[len(console_routes.PREFIX) :]
+            return console_routes.handle(cloud, method, sub_route, request.args)
         if route == "outputs" and method == "GET":
             return 200, cloud.describe()
         if route == "faults":

@@ -1,0 +1,76 @@
+"""The console's JSON API, read-only, under ``/_localcloud/console/api/`` (server.py hands
+every ``console/...`` admin route here, so its own dispatch stays small):
+
+* ``GET state-machines``                    ``data.state_machines``;
+* ``GET executions?stateMachineArn=&status=&limit=&nextToken=``  ``data.executions``;
+* ``GET execution?arn=&pageSize=&pageToken=``                    ``data.execution``.
+
+Answers ``(status, body)``: 404 for an unknown route or ARN (``data.NotFound``, its message
+naming the ARN), 405 for a method other than GET, 400 for a missing or bad parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from localcloud.console import data
+
+if TYPE_CHECKING:
+    from localcloud.cloud import LocalCloud
+
+__all__ = ["PREFIX", "handle"]
+
+PREFIX = "console/api/"
+
+
+def _required(query: Mapping[str, str], name: str) -> str:
+    value = query.get(name)
+    if not value:
+        raise ValueError(f"the query parameter {name} is required")
+    return value
+
+
+def _state_machines(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+    return data.state_machines(cloud)
+
+
+def _executions(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+    return data.executions(
+        cloud,
+        _required(query, "stateMachineArn"),
+        status=query.get("status") or None,
+        limit=int(query.get("limit") or 100),
+        next_token=query.get("nextToken") or None,
+    )
+
+
+def _execution(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+    return data.execution(
+        cloud,
+        _required(query, "arn"),
+        page_size=int(query.get("pageSize") or 200),
+        page_token=query.get("pageToken") or None,
+    )
+
+
+ROUTES: dict[str, Callable[[LocalCloud, Mapping[str, str]], Any]] = {
+    "state-machines": _state_machines,
+    "executions": _executions,
+    "execution": _execution,
+}
+
+
+def handle(cloud: LocalCloud, method: str, route: str, query: Mapping[str, str]) -> tuple[int, Any]:
+    """Answer ``route`` (the part after ``console/api/``) as ``(HTTP status, JSON body)``."""
+    endpoint = ROUTES.get(route)
+    if endpoint is None:
+        return 404, {"error": "NotFound", "message": f"no console route /{PREFIX}{route}"}
+    if method != "GET":
+        return 405, {"error": "MethodNotAllowed", "message": f"{method} /{PREFIX}{route}"}
+    try:
+        return 200, endpoint(cloud, query)
+    except data.NotFound as exc:
+        return 404, {"error": "NotFound", "message": str(exc)}
+    except (KeyError, ValueError, TypeError) as exc:
+        return 400, {"error": type(exc).__name__, "message": str(exc)}
