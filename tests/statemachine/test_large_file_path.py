@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -288,26 +289,33 @@ def test_a_published_object_created_event_for_a_large_object(
 
 def test_a_registered_contract_and_its_processor_apply_to_every_chunk(pipeline: Pipeline) -> None:
     """A dataset registered at run time whose contract names a processor (mask_emails): the
-    chunks of a large file are converted with that contract version and go through the
-    processor, as the single path's file would (logic/processing.py, dal/contracts.py)."""
-    text = json.dumps(
-        {
-            "dataset": "contacts",
-            "processor": "mask_emails",
-            "columns": [
-                {"name": "contact_id", "type": "string"},
-                {"name": "email", "type": "string", "required": False},
-                {"name": "signed_up", "type": "date"},
-            ],
-        }
-    )
+    chunks of a large file go through the processor, as the single path's file would
+    (logic/processing.py). A version registered while SplitObject is held (after the claim)
+    changes nothing for this object: every function of one claim uses the version current at
+    the claim (dal/contracts.py), and the record says 1."""
+    columns = [
+        {"name": "contact_id", "type": "string"},
+        {"name": "email", "type": "string", "required": False},
+        {"name": "signed_up", "type": "date"},
+    ]
+    text = json.dumps({"dataset": "contacts", "processor": "mask_emails", "columns": columns})
     contract = parse_contract(text)
     assert register(pipeline.bucket, contract, text) == 1
     rows = [f"C-{n},person{n}@example.com,2026-11-02" for n in range(40_000)]
     body = ("contact_id,email,signed_up\n" + "\n".join(rows) + "\n").encode()  # 1.4 MiB
     key = "incoming/contacts/large.csv"
+    split = pipeline.functions["SplitObjectFunction"]
+    gate = pipeline.cloud.faults.gate(
+        split, invocation=pipeline.cloud.invocation_count(split) + 1, timeout=60
+    )
     version, handoff = pipeline.ingest(key, body, timeout=120)
     assert handoff.path == HANDOFF, handoff.path
+    assert gate.entered.wait(30), "SplitObject was not invoked"
+    second = int(time.time())  # S3 keeps a version's time to the second
+    assert pipeline.cloud.runtime.wait_until(lambda: int(time.time()) > second, timeout=3)
+    unmasked = json.dumps({"dataset": "contacts", "columns": columns})
+    assert register(pipeline.bucket, parse_contract(unmasked), unmasked) == 2
+    gate.release()
     run = pipeline.handed_over_to(handoff, timeout=120)
     assert run.status == "SUCCEEDED", run.cause
     assert chunk_count(pipeline, run.arn) >= 2
