@@ -142,6 +142,7 @@ def serve_until_stopped(
         lines = [
             f"local cloud listening on {server.url} (admin API: {server.url}/_localcloud/); "
             "Ctrl-C stops it.",
+            f"  console: {server.url}/_localcloud/console/ (state machines, executions, history)",
             f"  IAM: {'enforced for the stack' if cloud.iam else 'off'}"
             " (the stack's functions, workflows, rules and schedules call with their roles;"
             " clients of this endpoint are the administrator)",

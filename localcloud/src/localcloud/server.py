@@ -14,6 +14,9 @@ Admin API (JSON), under ``/_localcloud/``:
 * ``POST clock``       ``{"scale": 0}`` virtual time, ``{"scale": 1}`` real time;
 * ``GET  console/api/...``  the console's read-only JSON (state machines, executions, one
   execution's history and path): console/routes.py.
+
+The console's pages (not JSON): ``GET /_localcloud/console/`` and the files next to it
+(console/static/, served by ``console_routes.static``).
 """
 
 from __future__ import annotations
@@ -48,6 +51,12 @@ class AdminApp:
         path = environ.get("PATH_INFO", "")
         if not path.startswith(ADMIN_PREFIX):
             return self.aws_app(environ, start_response)
+        route = path[len(ADMIN_PREFIX) :]
+        if route == console_routes.PAGES or (
+            route.startswith(console_routes.PAGES + "/")
+            and not route.startswith(console_routes.PREFIX)
+        ):
+            return self.page(route, environ, start_response)
         request = Request(environ)
         try:
             status, body = self.handle(
@@ -58,6 +67,20 @@ class AdminApp:
         response = Response(
             json.dumps(body, default=str, indent=2), status=status, mimetype="application/json"
         )
+        return response(environ, start_response)
+
+    def page(self, route: str, environ: dict[str, Any], start_response: Any) -> Any:
+        """A console page or one of its files; ``/_localcloud/console`` redirects to the
+        directory, so the page's relative URLs resolve under it."""
+        if route == console_routes.PAGES:
+            response = Response(status=308, headers={"Location": f"{ADMIN_PREFIX}{route}/"})
+        elif environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+            response = Response("GET only", status=405, mimetype="text/plain")
+        else:
+            status, content_type, body = console_routes.static(route[len(console_routes.PAGES) :])
+            response = Response(body, status=status, content_type=content_type)
+            response.headers["Cache-Control"] = "no-cache"
+            response.headers["X-Content-Type-Options"] = "nosniff"
         return response(environ, start_response)
 
     def handle(self, method: str, route: str, request: Request) -> tuple[int, Any]:  # noqa: PLR0911

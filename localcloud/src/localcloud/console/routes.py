@@ -7,11 +7,17 @@ every ``console/...`` admin route here, so its own dispatch stays small):
 
 Answers ``(status, body)``: 404 for an unknown route or ARN (``data.NotFound``, its message
 naming the ARN), 405 for a method other than GET, 400 for a missing or bad parameter.
+
+The console's pages are static files of this package (``console/static/``: ``index.html``, its
+script and style, and the vendored layout library under ``vendor/``), served by ``static``
+under ``/_localcloud/console/``; the page calls the JSON routes above.
 """
 
 from __future__ import annotations
 
+import mimetypes
 from collections.abc import Callable, Mapping
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from localcloud.console import data
@@ -19,9 +25,19 @@ from localcloud.console import data
 if TYPE_CHECKING:
     from localcloud.cloud import LocalCloud
 
-__all__ = ["PREFIX", "handle"]
+__all__ = ["PAGES", "PREFIX", "handle", "static"]
 
 PREFIX = "console/api/"
+PAGES = "console"  # the pages: /_localcloud/console/ (index.html), /_localcloud/console/<file>
+_CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".md": "text/markdown; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    "": "text/plain; charset=utf-8",  # LICENSE
+}
 
 
 def _required(query: Mapping[str, str], name: str) -> str:
@@ -74,3 +90,23 @@ def handle(cloud: LocalCloud, method: str, route: str, query: Mapping[str, str])
         return 404, {"error": "NotFound", "message": str(exc)}
     except (KeyError, ValueError, TypeError) as exc:
         return 400, {"error": type(exc).__name__, "message": str(exc)}
+
+
+def static(route: str) -> tuple[int, str, bytes]:
+    """A file of ``console/static/`` for ``route`` (the part after ``console/``; empty for
+    ``index.html``) as ``(HTTP status, content type, bytes)``; 404 for anything else, and
+    for a path that would leave the directory."""
+    parts = [part for part in route.split("/") if part]
+    if not parts:
+        parts = ["index.html"]
+    if any(part in (".", "..") or part.startswith(".") or "\\" in part for part in parts):
+        return 404, "text/plain; charset=utf-8", b"not found"
+    node = resources.files(__package__).joinpath("static", *parts)
+    if not node.is_file():
+        return 404, "text/plain; charset=utf-8", f"no console file /{route}".encode()
+    name = parts[-1]
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    content_type = _CONTENT_TYPES.get(suffix) or (
+        mimetypes.guess_type(name)[0] or "application/octet-stream"
+    )
+    return 200, content_type, node.read_bytes()

@@ -1,0 +1,615 @@
+/* The local cloud's console: a read-only single-page app over /_localcloud/console/api/.
+ *
+ * Hash routes: #/ (state machines), #/machine/<arn> (its graph and executions),
+ * #/execution/<arn> (graph with the path highlighted, the states' input/output, the history
+ * paged). Every view polls the API every POLL_MS while the page is visible. Plain JS, no
+ * build step; the graph is laid out by the vendored dagre (vendor/README.md) and drawn as SVG
+ * here. Text from the API is always set as text (never HTML), ARNs are URL-encoded.
+ */
+"use strict";
+
+(function () {
+  const POLL_MS = 2000;
+  // events per history page ("more" loads the next); ?pageSize=<n> in the page's URL overrides
+  const HISTORY_PAGE = Math.max(1, Math.min(1000, Number(new URLSearchParams(location.search).get("pageSize")) || 100));
+  const EXECUTIONS_PAGE = 50;
+  const STATUSES = ["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"];
+  const SVG = "http://www.w3.org/2000/svg";
+  const app = document.getElementById("app");
+  const crumbs = document.getElementById("crumbs");
+  const refresh = document.getElementById("refresh");
+
+  // --- small helpers -------------------------------------------------------------------
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  async function api(route, params) {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(params || {})) {
+      if (value !== undefined && value !== null && value !== "") query.set(key, String(value));
+    }
+    const text = query.toString();
+    const response = await fetch("api/" + route + (text ? "?" + text : ""), { cache: "no-store" });
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (e) {
+      body = null;
+    }
+    if (!response.ok) {
+      const message = (body && (body.message || body.error)) || response.statusText;
+      throw new ApiError(response.status, message);
+    }
+    return body;
+  }
+
+  /** h("a", {href: ..., class: ...}, child, ...): children are nodes or text (never HTML). */
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+      else el.setAttribute(key, value === true ? "" : String(value));
+    }
+    append(el, children);
+    return el;
+  }
+
+  function append(el, children) {
+    for (const child of children.flat()) {
+      if (child === undefined || child === null || child === false) continue;
+      el.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return el;
+  }
+
+  function s(tag, attrs, ...children) {
+    const el = document.createElementNS(SVG, tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value !== undefined && value !== null) el.setAttribute(key, String(value));
+    }
+    for (const child of children) {
+      if (child !== undefined && child !== null) {
+        el.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+      }
+    }
+    return el;
+  }
+
+  const machineHref = (arn) => "#/machine/" + encodeURIComponent(arn);
+  const executionHref = (arn) => "#/execution/" + encodeURIComponent(arn);
+
+  function when(iso) {
+    if (!iso) return "";
+    const date = new Date(iso);
+    return isNaN(date) ? iso : date.toLocaleString();
+  }
+
+  function duration(ms) {
+    if (ms === null || ms === undefined) return "";
+    if (ms < 1000) return ms + " ms";
+    if (ms < 60000) return (ms / 1000).toFixed(1) + " s";
+    const minutes = Math.floor(ms / 60000);
+    if (minutes < 60) return minutes + " min " + Math.round((ms % 60000) / 1000) + " s";
+    return Math.floor(minutes / 60) + " h " + (minutes % 60) + " min";
+  }
+
+  function pretty(value) {
+    if (value === null || value === undefined) return "";
+    if (typeof value !== "string") return JSON.stringify(value, null, 2);
+    try {
+      return JSON.stringify(JSON.parse(value), null, 2);
+    } catch (e) {
+      return value;
+    }
+  }
+
+  function statusSpan(status) {
+    return h("span", { class: "status status-" + status }, status);
+  }
+
+  function errorBox(error) {
+    const prefix = error instanceof ApiError && error.status === 404 ? "Not found: " : "Error: ";
+    return h("div", { class: "error", role: "alert" }, prefix + (error.message || String(error)));
+  }
+
+  function setCrumbs(...items) {
+    crumbs.replaceChildren();
+    items.forEach((item, i) => {
+      if (i) crumbs.appendChild(document.createTextNode(" › "));
+      crumbs.appendChild(item.href ? h("a", { href: item.href }, item.text) : h("span", {}, item.text));
+    });
+  }
+
+  const nameOf = (arn) => String(arn || "").split(":").pop();
+
+  // --- graph ---------------------------------------------------------------------------
+  const CHAR = 7; // px per character at 12px, roughly
+
+  function nodeSize(node) {
+    if (node.type === "Start" || node.type === "End") return { width: 64, height: 28 };
+    const sub = node.resource || node.type;
+    const width = Math.max(100, Math.min(320, Math.max(node.label.length * CHAR, sub.length * 6) + 36));
+    return { width, height: 44 };
+  }
+
+  /** Lays out and draws graph (console/graph.py's nodes/edges/groups) as an SVG element.
+   *  Every node is one rect[data-node-id], every edge one path[data-source][data-target]
+   *  [data-kind]; a Map's or Parallel's groups are dashed frames (dagre clusters) below it. */
+  function drawGraph(graph, options) {
+    const opts = options || {};
+    const g = new dagre.graphlib.Graph({ compound: true, multigraph: true });
+    g.setGraph({ rankdir: "TB", nodesep: 30, ranksep: 36, edgesep: 12, marginx: 16, marginy: 16 });
+    const groups = new Map(graph.groups.map((group) => [group.id, group]));
+    const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
+    const cluster = (groupId) => "cluster\u0000" + groupId;
+    for (const group of graph.groups) {
+      if (group.parent === null || group.parent === undefined) continue;
+      g.setNode(cluster(group.id), { label: group.label, clusterLabelPos: "top", paddingTop: 18 });
+      const parentNode = nodes.get(group.parent);
+      const outer = parentNode && groups.get(parentNode.group);
+      if (outer && outer.parent !== null && outer.parent !== undefined) {
+        g.setParent(cluster(group.id), cluster(outer.id));
+      }
+    }
+    for (const node of graph.nodes) {
+      g.setNode(node.id, Object.assign({ node }, nodeSize(node)));
+      const group = groups.get(node.group);
+      if (group && group.parent !== null && group.parent !== undefined) g.setParent(node.id, cluster(group.id));
+    }
+    graph.edges.forEach((edge, index) => {
+      const label = edge.label ? edge.label : null;
+      g.setEdge(edge.source, edge.target, {
+        edge,
+        width: label ? Math.min(label.length, 40) * 6 : 0,
+        height: label ? 14 : 0,
+        labelpos: "c",
+      }, "e" + index);
+    });
+    // Layout only: a Map/Parallel node sits above its frames (a dotted "nest" arrow to each
+    // frame's start), and what follows it below them (invisible edges frame end -> successor).
+    const successors = new Map();
+    for (const edge of graph.edges) {
+      if (!successors.has(edge.source)) successors.set(edge.source, []);
+      successors.get(edge.source).push(edge.target);
+    }
+    let extra = 0;
+    for (const group of graph.groups) {
+      if (group.parent === null || group.parent === undefined || !nodes.has(group.parent)) continue;
+      g.setEdge(group.parent, group.id + "#start", { nest: true, width: 0, height: 0 }, "n" + extra++);
+      for (const next of successors.get(group.parent) || []) {
+        if (nodes.has(group.id + "#end")) {
+          g.setEdge(group.id + "#end", next, { invisible: true, width: 0, height: 0, weight: 0 }, "n" + extra++);
+        }
+      }
+    }
+    dagre.layout(g);
+
+    const size = g.graph();
+    const svg = s("svg", {
+      xmlns: SVG,
+      width: Math.ceil(size.width || 100),
+      height: Math.ceil(size.height || 100),
+      viewBox: "0 0 " + Math.ceil(size.width || 100) + " " + Math.ceil(size.height || 100),
+      class: "state-graph",
+    });
+    svg.appendChild(
+      s("defs", {},
+        s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+          s("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#879596" })))
+    );
+    const frames = s("g", { class: "groups" });
+    const edgesLayer = s("g", { class: "edges" });
+    const nodesLayer = s("g", { class: "nodes" });
+    svg.append(frames, edgesLayer, nodesLayer);
+
+    for (const group of graph.groups) {
+      if (group.parent === null || group.parent === undefined) continue;
+      const box = g.node(cluster(group.id));
+      if (!box || box.x === undefined) continue;
+      const x = box.x - box.width / 2;
+      const y = box.y - box.height / 2;
+      frames.append(
+        s("rect", { class: "group", "data-group-id": group.id, x, y, width: box.width, height: box.height, rx: 6 }),
+        s("text", { class: "group-label", x: x + 6, y: y + 12 }, group.label || group.id)
+      );
+    }
+
+    const visited = new Set(opts.visited || []);
+    for (const e of g.edges()) {
+      const label = g.edge(e);
+      if (!label || label.invisible || !label.points) continue;
+      const d = "M " + label.points.map((p) => p.x.toFixed(1) + " " + p.y.toFixed(1)).join(" L ");
+      if (label.nest) {
+        edgesLayer.appendChild(s("path", { class: "nest", d }));
+        continue;
+      }
+      const edge = label.edge;
+      const classes = ["edge", "kind-" + edge.kind];
+      if (visited.has(edge.source) && visited.has(edge.target)) classes.push("visited");
+      const path = s("path", {
+        class: classes.join(" "),
+        d,
+        "marker-end": "url(#arrow)",
+        "data-source": edge.source,
+        "data-target": edge.target,
+        "data-kind": edge.kind,
+      });
+      if (edge.label) path.appendChild(s("title", {}, edge.label));
+      edgesLayer.appendChild(path);
+      if (edge.label && label.x !== undefined) {
+        const text = edge.label.length > 40 ? edge.label.slice(0, 39) + "…" : edge.label;
+        edgesLayer.appendChild(s("text", { class: "edge-label", x: label.x, y: label.y + 4, "text-anchor": "middle" }, text));
+      }
+    }
+
+    const retries = opts.retries || new Map();
+    for (const node of graph.nodes) {
+      const box = g.node(node.id);
+      if (!box || box.x === undefined) continue;
+      const x = box.x - box.width / 2;
+      const y = box.y - box.height / 2;
+      const classes = ["node", "type-" + node.type];
+      if (visited.has(node.id)) classes.push("visited");
+      if (opts.failed === node.id) classes.push("failed");
+      const round = node.type === "Start" || node.type === "End" ? box.height / 2 : 4;
+      const group = s("g", { class: "node-box" + (opts.onNode ? " clickable" : ""), "data-for": node.id });
+      const rect = s("rect", {
+        class: classes.join(" "),
+        "data-node-id": node.id,
+        "data-type": node.type,
+        x, y, width: box.width, height: box.height, rx: round,
+      });
+      const tip = [node.label + " (" + node.type + ")"];
+      if (node.resourceArn) tip.push(node.resourceArn);
+      if (node.comment) tip.push(node.comment);
+      for (const r of node.retry || []) {
+        tip.push("Retry " + r.errorEquals.join(", ") + ": max " + r.maxAttempts + ", every " + r.intervalSeconds + " s ×" + r.backoffRate);
+      }
+      rect.appendChild(s("title", {}, tip.join("\n")));
+      group.appendChild(rect);
+      const twoLines = !(node.type === "Start" || node.type === "End");
+      const label = node.label.length * CHAR > box.width - 12
+        ? node.label.slice(0, Math.max(4, Math.floor((box.width - 12) / CHAR) - 1)) + "…"
+        : node.label;
+      group.appendChild(s("text", { class: "label", x: box.x, y: twoLines ? box.y - 3 : box.y + 4, "text-anchor": "middle" }, label));
+      if (twoLines) {
+        const sub = node.resource || node.type + (node.mode ? " · " + node.mode : "");
+        group.appendChild(s("text", { class: "sub", x: box.x, y: box.y + 13, "text-anchor": "middle" }, sub.length > 48 ? sub.slice(0, 47) + "…" : sub));
+      }
+      if (node.retry && node.retry.length) {
+        group.appendChild(s("text", { class: "retrier", x: x + 4, y: y + 12 }, "↻"));
+      }
+      const count = retries.get(node.id);
+      if (count) {
+        group.appendChild(s("text", { class: "retries", x: x + box.width - 4, y: y + 12, "text-anchor": "end", "data-retries": count }, "×" + count));
+      }
+      if (opts.onNode) group.addEventListener("click", () => opts.onNode(node));
+      nodesLayer.appendChild(group);
+    }
+    return svg;
+  }
+
+  // --- views ---------------------------------------------------------------------------
+  // A view: {title, mount(root), update() -> Promise}. mount builds the page once; update is
+  // called at once and then every POLL_MS, and changes the page only where the data did.
+
+  function machinesView() {
+    let table, body, problem;
+    return {
+      mount(root) {
+        setCrumbs({ text: "State machines" });
+        problem = h("div");
+        body = h("tbody");
+        table = h("table", { class: "machines" },
+          h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Type"), h("th", {}, "Created"), h("th", {}, "ARN"))),
+          body);
+        root.append(h("h1", {}, "State machines"), problem, table);
+      },
+      async update() {
+        const machines = await api("state-machines");
+        problem.replaceChildren();
+        const rows = machines.map((m) =>
+          h("tr", { "data-arn": m.arn },
+            h("td", {}, h("a", { href: machineHref(m.arn) }, m.name)),
+            h("td", {}, m.type),
+            h("td", { title: m.created || "" }, when(m.created)),
+            h("td", { class: "arn" }, m.arn)));
+        if (!rows.length) rows.push(h("tr", {}, h("td", { colspan: 4, class: "empty" }, "No state machine yet.")));
+        body.replaceChildren(...rows);
+      },
+    };
+  }
+
+  function machineView(arn) {
+    let graphBox, body, more, filter, drawnKey = null, nextToken = null, loaded = EXECUTIONS_PAGE;
+    let machine = null;
+
+    function row(x) {
+      return h("tr", { "data-arn": x.arn, "data-status": x.status },
+        h("td", {}, h("a", { href: executionHref(x.arn) }, x.name)),
+        h("td", {}, statusSpan(x.status)),
+        h("td", { title: x.start || "" }, when(x.start)),
+        h("td", {}, duration(x.durationMs)),
+        h("td", { class: "subject" }, x.subject || ""));
+    }
+
+    async function loadMore() {
+      if (!nextToken) return;
+      const page = await api("executions", { stateMachineArn: arn, status: filter.value, limit: EXECUTIONS_PAGE, nextToken });
+      body.append(...page.executions.map(row));
+      loaded += page.executions.length;
+      nextToken = page.nextToken;
+      more.hidden = !nextToken;
+    }
+
+    return {
+      mount(root) {
+        setCrumbs({ text: "State machines", href: "#/" }, { text: nameOf(arn) });
+        graphBox = h("div", { class: "graph" }, h("p", { class: "loading" }, "Loading…"));
+        filter = h("select", { id: "status-filter", "aria-label": "Status" },
+          h("option", { value: "" }, "All statuses"),
+          STATUSES.map((st) => h("option", { value: st }, st)));
+        filter.addEventListener("change", () => { loaded = EXECUTIONS_PAGE; pollNow(); });
+        body = h("tbody");
+        more = h("button", { class: "more", hidden: true, onclick: () => loadMore().catch(showError) }, "more");
+        root.append(
+          h("h1", { id: "title" }, nameOf(arn)),
+          h("dl", { class: "summary", id: "machine-summary" }),
+          graphBox,
+          h("h2", {}, "Executions"),
+          h("div", { class: "toolbar" }, h("label", {}, "Status ", filter)),
+          h("table", { class: "executions" },
+            h("thead", {}, h("tr", {}, ["Name", "Status", "Started", "Duration", "Subject"].map((t) => h("th", {}, t)))),
+            body),
+          more);
+      },
+      async update() {
+        const status = filter.value;
+        const page = await api("executions", { stateMachineArn: arn, status, limit: Math.min(1000, loaded) });
+        if (status !== filter.value) return; // the filter changed meanwhile: the next poll shows it
+        body.replaceChildren(...page.executions.map(row));
+        if (!page.executions.length) body.appendChild(h("tr", {}, h("td", { colspan: 5, class: "empty" }, "No execution" + (status ? " with status " + status : "") + ".")));
+        nextToken = page.nextToken;
+        more.hidden = !nextToken;
+        if (!machine || drawnKey === null) {
+          const machines = await api("state-machines");
+          machine = machines.find((m) => m.arn === arn) || null;
+          if (!machine) throw new ApiError(404, "no state machine " + arn);
+          const summary = document.getElementById("machine-summary");
+          summary.replaceChildren(
+            h("dt", {}, "ARN"), h("dd", { class: "mono" }, machine.arn),
+            h("dt", {}, "Type"), h("dd", {}, machine.type),
+            h("dt", {}, "Created"), h("dd", {}, when(machine.created)));
+          const key = JSON.stringify(machine.graph);
+          if (key !== drawnKey) {
+            drawnKey = key;
+            graphBox.replaceChildren(machine.graph ? drawGraph(machine.graph) : h("div", { class: "error" }, "Cannot draw this definition: " + (machine.graphError || "no graph")));
+          }
+        }
+      },
+    };
+  }
+
+  function executionView(arn) {
+    let graphBox, summary, pathList, historyBody, more, drawnKey = null, pathKey = null, summaryKey = null;
+    let pages = []; // [{token, rows}]: the history pages loaded, in order
+    let nextPageToken = null, eventCount = 0;
+    let selected = null;
+
+    function eventRow(e) {
+      const details = e.details && Object.keys(e.details).length ? JSON.stringify(e.details, null, 2) : "";
+      return h("tr", { "data-event-id": e.id },
+        h("td", {}, e.id),
+        h("td", {}, e.type),
+        h("td", {}, e.stateName || ""),
+        h("td", { title: e.timestamp || "" }, when(e.timestamp)),
+        h("td", {}, details ? h("details", {}, h("summary", {}, "details"), h("pre", {}, details)) : ""));
+    }
+
+    function renderHistory() {
+      historyBody.replaceChildren(...pages.flatMap((p) => p.rows).map(eventRow));
+      const shown = pages.reduce((n, p) => n + p.rows.length, 0);
+      more.hidden = !nextPageToken;
+      more.textContent = "more (" + shown + " of " + eventCount + " events shown)";
+      if (!shown) historyBody.appendChild(h("tr", {}, h("td", { colspan: 5, class: "empty" }, "No event in the history.")));
+    }
+
+    async function loadMore() {
+      if (!nextPageToken) return;
+      const token = nextPageToken;
+      const page = await api("execution", { arn, pageSize: HISTORY_PAGE, pageToken: token });
+      pages.push({ token, rows: page.events });
+      nextPageToken = page.nextPageToken;
+      eventCount = page.eventCount;
+      renderHistory();
+    }
+
+    function io(title, value, cls) {
+      const text = pretty(value);
+      if (!text) return null;
+      return h("div", { class: cls || "" }, h("h4", {}, title), h("pre", {}, text));
+    }
+
+    function visitItem(v, index) {
+      const item = h("li", { "data-node-id": v.nodeId || "", "data-index": index, class: "visit visit-" + v.status },
+        h("div", {},
+          h("strong", {}, v.name), " ",
+          h("span", { class: "mono" }, v.type), " — ",
+          statusSpan(v.status),
+          v.retries ? h("span", { class: "retries" }, " · retried ×" + v.retries + (v.retriedErrors && v.retriedErrors.length ? " (" + v.retriedErrors.join(", ") + ")" : "")) : null,
+          v.entered ? h("span", { class: "empty" }, " · " + when(v.entered)) : null),
+        h("div", { class: "io" },
+          io("Input", v.input), io("Output", v.output),
+          io("Error", v.error, "error-text"), io("Cause", v.cause, "cause-text")));
+      return item;
+    }
+
+    function select(node) {
+      selected = node.id;
+      for (const li of pathList.querySelectorAll("li")) li.classList.toggle("highlight", li.dataset.nodeId === node.id);
+      const first = [...pathList.querySelectorAll("li")].find((li) => li.dataset.nodeId === node.id);
+      if (first) first.scrollIntoView({ block: "nearest" });
+    }
+
+    return {
+      mount(root) {
+        setCrumbs({ text: "State machines", href: "#/" }, { text: "…" }, { text: nameOf(arn) });
+        summary = h("dl", { class: "summary", id: "execution-summary" });
+        graphBox = h("div", { class: "graph" }, h("p", { class: "loading" }, "Loading…"));
+        pathList = h("ol", { class: "path-list", id: "path" });
+        historyBody = h("tbody");
+        more = h("button", { class: "more", id: "history-more", hidden: true, onclick: () => loadMore().catch(showError) }, "more");
+        root.append(
+          h("h1", { id: "title" }, nameOf(arn)),
+          summary,
+          graphBox,
+          h("h2", {}, "States entered"),
+          pathList,
+          h("h2", {}, "Event history"),
+          h("table", { class: "history" },
+            h("thead", {}, h("tr", {}, ["ID", "Type", "State", "Time", "Details"].map((t) => h("th", {}, t)))),
+            historyBody),
+          more);
+      },
+      async update() {
+        const first = await api("execution", { arn, pageSize: HISTORY_PAGE });
+        setCrumbs({ text: "State machines", href: "#/" }, { text: nameOf(first.stateMachineArn), href: machineHref(first.stateMachineArn) }, { text: first.name });
+        document.getElementById("title").textContent = first.name;
+        const newSummaryKey = JSON.stringify([first.status, first.stop, first.error, first.cause, first.output, first.historySource]);
+        if (newSummaryKey !== summaryKey) {
+        summaryKey = newSummaryKey; // rebuilt only when it changed: an opened <details> stays open
+        summary.replaceChildren();
+        append(summary, [
+          h("dt", {}, "Status"), h("dd", { id: "execution-status" }, statusSpan(first.status)),
+          h("dt", {}, "ARN"), h("dd", { class: "mono" }, first.arn),
+          h("dt", {}, "State machine"), h("dd", {}, h("a", { href: machineHref(first.stateMachineArn) }, nameOf(first.stateMachineArn))),
+          h("dt", {}, "Subject"), h("dd", { class: "subject" }, first.subject || "—"),
+          h("dt", {}, "Started"), h("dd", {}, when(first.start)),
+          h("dt", {}, "Stopped"), h("dd", {}, when(first.stop) || "—"),
+          h("dt", {}, "Duration"), h("dd", {}, duration(first.durationMs) || "—"),
+          first.error ? [h("dt", {}, "Error"), h("dd", { class: "error-text" }, first.error)] : null,
+          first.cause ? [h("dt", {}, "Cause"), h("dd", {}, h("pre", {}, pretty(first.cause)))] : null,
+          h("dt", {}, "Input"), h("dd", {}, h("details", {}, h("summary", {}, "input"), h("pre", {}, pretty(first.input)))),
+          first.output ? [h("dt", {}, "Output"), h("dd", {}, h("details", {}, h("summary", {}, "output"), h("pre", {}, pretty(first.output))))] : null,
+          h("dt", {}, "History"), h("dd", {}, first.historySource || "")]);
+        }
+
+        // the graph, redrawn only when the definition or the path changed
+        const retries = new Map();
+        for (const v of first.path || []) {
+          if (v.nodeId && v.retries) retries.set(v.nodeId, (retries.get(v.nodeId) || 0) + v.retries);
+        }
+        const key = JSON.stringify([first.graph, first.visitedNodeIds, first.failedNodeId, [...retries]]);
+        if (key !== drawnKey) {
+          drawnKey = key;
+          graphBox.replaceChildren(first.graph
+            ? drawGraph(first.graph, { visited: first.visitedNodeIds, failed: first.failedNodeId, retries, onNode: select })
+            : h("div", { class: "error" }, "Cannot draw this definition: " + (first.graphError || "no graph")));
+        }
+        const newPathKey = JSON.stringify([first.path, first.pathTruncated]);
+        if (newPathKey !== pathKey) {
+          pathKey = newPathKey;
+          pathList.replaceChildren(...(first.path || []).map(visitItem));
+          if (first.pathTruncated) pathList.appendChild(h("li", { class: "empty" }, "… more states were entered (the list is cut)"));
+          if (!(first.path || []).length) pathList.appendChild(h("li", { class: "empty" }, "No state entered" + (first.historySource ? "" : " (no history)") + "."));
+          if (selected) select({ id: selected });
+        }
+
+        // the history: the first page anew; pages loaded with "more" are kept, the last one
+        // fetched again with its own token when events were added since
+        const grew = first.eventCount !== eventCount;
+        eventCount = first.eventCount;
+        if (!pages.length || pages.length === 1) {
+          pages = [{ token: null, rows: first.events }];
+          nextPageToken = first.nextPageToken;
+        } else {
+          pages[0] = { token: null, rows: first.events };
+          if (grew && !nextPageToken) {
+            const last = pages[pages.length - 1];
+            const page = await api("execution", { arn, pageSize: HISTORY_PAGE, pageToken: last.token });
+            last.rows = page.events;
+            nextPageToken = page.nextPageToken;
+          }
+        }
+        if (grew || historyBody.childElementCount === 0) renderHistory();
+        else more.hidden = !nextPageToken;
+      },
+    };
+  }
+
+  // --- router and polling ----------------------------------------------------------------
+  let view = null;
+  let generation = 0;
+  let timer = null;
+
+  function showError(error) {
+    const old = app.querySelector(":scope > .error");
+    if (old) old.remove();
+    app.prepend(errorBox(error));
+  }
+
+  function route() {
+    const hash = location.hash.replace(/^#/, "");
+    const match = /^\/(machine|execution)\/(.+)$/.exec(hash);
+    if (match) {
+      const arn = decodeURIComponentSafe(match[2]);
+      if (arn !== null) return match[1] === "machine" ? machineView(arn) : executionView(arn);
+    }
+    return machinesView();
+  }
+
+  function decodeURIComponentSafe(text) {
+    try {
+      return decodeURIComponent(text);
+    } catch (e) {
+      return null;
+    }
+  }
+
+  async function tick(mine) {
+    if (mine !== generation) return;
+    if (!document.hidden) {
+      try {
+        await view.update();
+        if (mine !== generation) return;
+        const old = app.querySelector(":scope > .error");
+        if (old) old.remove();
+        refresh.textContent = "updated " + new Date().toLocaleTimeString();
+      } catch (error) {
+        if (mine !== generation) return;
+        showError(error);
+        refresh.textContent = "update failed " + new Date().toLocaleTimeString();
+      }
+    }
+    if (mine === generation) timer = setTimeout(() => tick(mine), POLL_MS);
+  }
+
+  function start() {
+    generation += 1;
+    if (timer) clearTimeout(timer);
+    view = route();
+    app.replaceChildren();
+    view.mount(app);
+    tick(generation);
+  }
+
+  /** An update now (a filter changed, the page became visible), then every POLL_MS again. */
+  function pollNow() {
+    generation += 1;
+    if (timer) clearTimeout(timer);
+    tick(generation);
+  }
+
+  window.addEventListener("hashchange", start);
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) pollNow();
+  });
+
+  window.localcloudConsole = { drawGraph, api };
+  start();
+})();
