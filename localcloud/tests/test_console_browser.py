@@ -13,8 +13,6 @@ Skipped, with the reason, when Playwright is not installed or no Chromium is fou
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -26,35 +24,16 @@ import boto3
 import pytest
 
 from localcloud.cloud import LocalCloud
+from localcloud.console.testing import launch, skip_reason
 
-try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright
-except ImportError:  # pragma: no cover - depends on the environment
-    pytest.skip(
-        "playwright is not installed (the dev extra pins it; no browser download is needed)",
-        allow_module_level=True,
-    )
+if (why := skip_reason()) is not None:
+    pytest.skip(why, allow_module_level=True)
 
-CHROMIUM = os.environ.get("LOCALCLOUD_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-if not Path(CHROMIUM).is_file():
-    pytest.skip(
-        f"no Chromium at {CHROMIUM} (apt-get install chromium, or set LOCALCLOUD_CHROMIUM)",
-        allow_module_level=True,
-    )
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 PATTERN = Path(__file__).parent / "published" / "s3-eventbridge-sfn" / "template.yaml"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 LABELS = {"Labels": [{"Name": "Cat", "Confidence": 99.0, "Parents": []}]}
 # an object key with a space, "+", "%" and non-ASCII: shown as it is, in the list and the page
 KEY = "photos/été 2024+100%/chat n°1.jpg"
@@ -117,7 +96,7 @@ def cloud() -> Iterator[LocalCloud]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        launched = launch(playwright)
         yield launched
         launched.close()
 

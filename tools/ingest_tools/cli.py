@@ -80,6 +80,7 @@ def _existing_file(path: str, flag: str) -> Path:
 
 
 def _local_up(args: argparse.Namespace) -> int:
+    from ingest_tools.local_pipeline import console_extensions
     from localcloud.cli import serve_until_stopped
 
     def banner(described: dict[str, Any], url: str) -> list[str]:
@@ -88,7 +89,7 @@ def _local_up(args: argparse.Namespace) -> int:
             return [f"  outputs: {', '.join(sorted(described['outputs'])) or 'none'}"]
         return [f"  aws --endpoint-url {url} s3 cp FILE s3://{bucket}/incoming/orders/FILE"]
 
-    return serve_until_stopped(args, banner)
+    return serve_until_stopped(args, banner, console=console_extensions(args.outputs))
 
 
 def _local_demo(args: argparse.Namespace) -> int:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shlex
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from ingest_pipeline.models import state_pk, state_sk
 from localcloud.cloud import LOCAL_ENV, MOTO_CONFIG, REGION, LocalCloud
+from localcloud.console.extensions import ConsoleExtensions, NotFound
 from localcloud.execution_history import details_key, log_group_name, logged_history
 from localcloud.features import executions
 from localcloud.features.delivery import Delivery
@@ -40,6 +43,7 @@ __all__ = [
     "Execution",
     "Pipeline",
     "app_cloud",
+    "console_extensions",
     "local_pipeline",
     "wait_execution",
 ]
@@ -422,6 +426,175 @@ def local_pipeline(
 
 
 def app_cloud(template: Path = TEMPLATE, **kwargs: Any) -> LocalCloud:
-    """A LocalCloud of this app's template and stack name (not started)."""
+    """A LocalCloud of this app's template and stack name (not started), with the app's
+    console pages (``console_extensions``)."""
     kwargs.setdefault("stack_name", STACK_NAME)
+    kwargs.setdefault("console", console_extensions())
     return LocalCloud(template, **kwargs)
+
+
+# --- the console's application pages (localcloud/console/extensions.py) -------------------
+# The dead-letter queues `ingestctl redrive` empties: EventBridge's and Scheduler's, which AWS
+# cannot redrive itself (an SQS queue's DLQ keeps the console's start-message-move-task).
+REDRIVEN_QUEUES = ("EventDeliveryDLQ", "ReconcileScheduleDLQ")
+MAX_OBJECT_ROWS = 200
+
+
+def console_extensions(outputs_file: str | None = None) -> ConsoleExtensions:
+    """The console's "Objects" page (state records by object key) and the ``ingestctl
+    redrive`` command of the stack's rule and schedule dead-letter queues. ``outputs_file``:
+    the ``--outputs`` file of ``ingestctl local up``, which the command then names; without
+    it the command names the queue, the endpoint and the ledger table itself."""
+
+    def redrive(cloud: LocalCloud, queue_arn: str) -> str | None:
+        outputs = cloud.outputs
+        name = queue_arn.rsplit(":", 1)[-1]
+        for queue in REDRIVEN_QUEUES:
+            if outputs.get(f"{queue}Url", "").rsplit("/", 1)[-1] != name:
+                continue
+            if outputs_file:
+                return f"ingestctl redrive {queue} --outputs {shlex.quote(outputs_file)}"
+            endpoint = cloud.describe()["endpoint"] or "http://127.0.0.1:4566"
+            return (
+                f"ingestctl redrive {shlex.quote(name)} --endpoint-url {shlex.quote(endpoint)}"
+                f" --ledger-table {shlex.quote(outputs['ObjectStateTableName'])}"
+            )
+        return None
+
+    return ConsoleExtensions(redrive=redrive, objects=_console_objects, object=_console_object)
+
+
+def _plain(value: Any) -> Any:
+    """A DynamoDB value as JSON: numbers as int/float, sets as sorted lists."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, set | frozenset):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    return value
+
+
+def _records(cloud: LocalCloud, **request: Any) -> Iterator[dict[str, Any]]:
+    if "ObjectStateTableName" not in cloud.outputs or "IngestBucketName" not in cloud.outputs:
+        raise NotFound("this stack has no ObjectStateTableName / IngestBucketName output")
+    ddb = boto3.client("dynamodb", region_name=cloud.region)
+    deserializer = TypeDeserializer()
+    operation = "query" if "KeyConditionExpression" in request else "scan"
+    pages = ddb.get_paginator(operation).paginate(
+        TableName=cloud.outputs["ObjectStateTableName"], **request
+    )
+    for page in pages:
+        for item in page.get("Items", []):
+            yield {k: _plain(deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def _console_objects(cloud: LocalCloud, query: str) -> list[dict[str, Any]]:
+    """Object keys whose state records' key contains ``query`` (case-insensitive), one row
+    a key: its latest version's status and error code, how many versions it has."""
+    records = list(_records(cloud))
+    bucket = cloud.outputs["IngestBucketName"]
+    prefix = state_pk(bucket, "")
+    wanted = query.casefold()
+    by_key: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        pk, sk = str(record.get("pk", "")), str(record.get("sk", ""))
+        if not pk.startswith(prefix) or not sk.startswith(state_sk("")):
+            continue
+        key = pk[len(prefix) :]
+        if wanted in key.casefold():
+            by_key.setdefault(key, []).append(record)
+    rows = []
+    for key, records in by_key.items():
+        latest = max(records, key=_record_time)
+        rows.append(
+            {
+                "key": key,
+                "versions": len(records),
+                "status": latest.get("status"),
+                "error_code": latest.get("error_code"),
+                "updated_at": latest.get("updated_at") or latest.get("first_seen_at"),
+            }
+        )
+    rows.sort(key=lambda row: str(row["updated_at"] or ""), reverse=True)
+    return rows[:MAX_OBJECT_ROWS]
+
+
+def _record_time(record: dict[str, Any]) -> str:
+    return str(record.get("updated_at") or record.get("first_seen_at") or "")
+
+
+_RECORD_FIELDS = (
+    "version_id",
+    "status",
+    "outcome",
+    "error_code",
+    "error_cause",
+    "output_key",
+    "quarantine_key",
+    "contract_version",
+    "dataset",
+    "row_count",
+    "attempt",
+    "first_seen_at",
+    "updated_at",
+    "execution_arn",
+)
+
+
+def _console_object(cloud: LocalCloud, key: str) -> dict[str, Any]:
+    """Every version's state record of ``key``, its output and quarantine keys, each
+    quarantine's reason (``<quarantine key>.reason.json``) and links to the executions."""
+    bucket = cloud.outputs.get("IngestBucketName", "")
+    records = sorted(
+        _records(
+            cloud,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": state_pk(bucket, key)}},
+        ),
+        key=_record_time,
+    )
+    if not records:
+        raise NotFound(f"no state record for s3://{bucket}/{key}")
+    s3 = boto3.client("s3", region_name=cloud.region)
+    reasons: dict[str, Any] = {}
+    for record in records:
+        quarantined = record.get("quarantine_key")
+        if isinstance(quarantined, str) and quarantined not in reasons:
+            try:
+                body = s3.get_object(Bucket=bucket, Key=f"{quarantined}.reason.json")["Body"]
+                text = body.read().decode("utf-8", "replace")
+            except s3.exceptions.NoSuchKey:
+                reasons[quarantined] = None
+                continue
+            try:
+                reasons[quarantined] = json.loads(text)
+            except ValueError:
+                reasons[quarantined] = text
+    arns = [r["execution_arn"] for r in records if isinstance(r.get("execution_arn"), str)]
+    return {
+        "key": key,
+        "bucket": bucket,
+        "outputKeys": [r["output_key"] for r in records if r.get("output_key")],
+        "quarantineKeys": list(reasons),
+        "quarantineReason": next(reversed(reasons.values()), None) if reasons else None,
+        "quarantineReasons": reasons if len(reasons) > 1 else None,
+        "links": [
+            {"text": f"execution {arn.rsplit(':', 1)[-1]}", "href": _execution_href(arn)}
+            for arn in dict.fromkeys(arns)
+        ],
+        "records": [
+            {field: record.get(field) for field in _RECORD_FIELDS if field in record}
+            for record in records
+        ],
+    }
+
+
+def _execution_href(arn: str) -> str:
+    from urllib.parse import quote
+
+    return "#/execution/" + quote(arn, safe="")

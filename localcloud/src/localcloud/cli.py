@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from localcloud.cloud import STACK_NAME, TEMPLATE, LocalCloud, parameter_overrides
+from localcloud.console.extensions import ConsoleExtensions
 from localcloud.stack import StackDeployError
 
 __all__ = ["UsageError", "build_parser", "iam_report", "main", "patches", "serve_until_stopped"]
@@ -101,10 +102,13 @@ def _bucket_hint(cloud: LocalCloud, url: str) -> list[str]:
 
 
 def serve_until_stopped(
-    args: argparse.Namespace, banner: Callable[[dict[str, Any], str], list[str]] | None = None
+    args: argparse.Namespace,
+    banner: Callable[[dict[str, Any], str], list[str]] | None = None,
+    console: ConsoleExtensions | None = None,
 ) -> int:
     """Deploy ``args.template``, serve it, print the outputs (stdout) and a banner (stderr),
-    and run until SIGINT/SIGTERM. ``banner(described, url)`` adds lines of the caller's."""
+    and run until SIGINT/SIGTERM. ``banner(described, url)`` adds lines of the caller's;
+    ``console`` the caller's console hooks (console/extensions.py)."""
     # Input is checked before the (slow) deploy: a typo fails at once, in one line.
     template = existing_file(args.template, "--template")
     faults = read_json(args.faults, "--faults") if args.faults else None
@@ -122,6 +126,7 @@ def serve_until_stopped(
         time_scale=1.0 if args.real_time else 0.0,
         iam=None if args.iam is None else args.iam == "on",
         mock_config=mock_config,
+        console=console,
     )
     print(f"deploying {args.template} into the local cloud ...", file=sys.stderr)
     cloud.start()

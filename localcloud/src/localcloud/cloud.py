@@ -41,6 +41,7 @@ from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 
 from localcloud import registry
+from localcloud.console.extensions import ConsoleExtensions
 from localcloud.features import delivery, executions
 from localcloud.features.clock import Clock
 from localcloud.features.delivery import DeliveryLog
@@ -155,6 +156,10 @@ class LocalCloud:
     ``LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS"``: only the keys the template
     declares are applied (a standalone test template without them deploys unchanged), and
     ``parameters`` wins over it for the same key. ``cloud.parameters`` holds what is deployed.
+
+    ``console`` adds the application's pages and commands to the console
+    (console/extensions.py: a redrive command per queue, an objects page); ``cloud.console``
+    holds them and may be replaced before the cloud is served.
     """
 
     def __init__(
@@ -170,6 +175,7 @@ class LocalCloud:
         without: frozenset[str] | None = None,
         mock_config: dict[str, Any] | None = None,
         iam: bool | None = None,
+        console: ConsoleExtensions | None = None,
     ) -> None:
         self.template = Path(template)
         self.region = region
@@ -194,6 +200,8 @@ class LocalCloud:
         self._mock: Any = None
         self._saved_env: dict[str, str | None] = {}
         self._servers: list[Any] = []
+        # the application's console hooks (redrive commands, an objects page); settable
+        self.console = console or ConsoleExtensions()
 
     # --- lifecycle --------------------------------------------------------------------
     def start(self) -> LocalCloud:

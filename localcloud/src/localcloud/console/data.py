@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 from botocore.exceptions import ClientError
 
+from localcloud.console import extensions
 from localcloud.console.graph import TOP, graph
 from localcloud.execution_history import log_group_name, logged_history
 from localcloud.features import executions as backend_executions
@@ -52,11 +53,7 @@ _NOT_FOUND = {"ExecutionDoesNotExist", "StateMachineDoesNotExist", "ResourceNotF
 _CLIENTS = threading.Lock()  # boto3's default session is not thread-safe: the server's is
 
 
-class NotFound(KeyError):
-    """No state machine or execution with this ARN (404 over HTTP)."""
-
-    def __str__(self) -> str:  # KeyError's quotes the message
-        return str(self.args[0]) if self.args else "not found"
+NotFound = extensions.NotFound  # no state machine or execution with this ARN (404 over HTTP)
 
 
 def _client(cloud: LocalCloud, service: str) -> Any:

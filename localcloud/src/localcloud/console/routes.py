@@ -3,7 +3,12 @@ every ``console/...`` admin route here, so its own dispatch stays small):
 
 * ``GET state-machines``                    ``data.state_machines``;
 * ``GET executions?stateMachineArn=&status=&limit=&nextToken=``  ``data.executions``;
-* ``GET execution?arn=&pageSize=&pageToken=``                    ``data.execution``.
+* ``GET execution?arn=&pageSize=&pageToken=``                    ``data.execution``;
+* ``GET features``                          what the menu offers (``ConsoleExtensions``);
+* ``GET queues``                            ``queues.queues``;
+* ``GET queue?url=&limit=``                 ``queues.queue`` (peeked, never received);
+* ``GET objects?q=`` / ``GET object?key=``  the application's objects provider
+  (``ConsoleExtensions.objects`` / ``.object``; 404 when it gives none).
 
 Answers ``(status, body)``: 404 for an unknown route or ARN (``data.NotFound``, its message
 naming the ARN), 405 for a method other than GET, 400 for a missing or bad parameter.
@@ -20,7 +25,7 @@ from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from localcloud.console import data
+from localcloud.console import data, extensions, queues
 
 if TYPE_CHECKING:
     from localcloud.cloud import LocalCloud
@@ -70,10 +75,49 @@ def _execution(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
     )
 
 
+def _hooks(cloud: LocalCloud) -> extensions.ConsoleExtensions:
+    hooks = getattr(cloud, "console", None)
+    return hooks if isinstance(hooks, extensions.ConsoleExtensions) else _NO_HOOKS
+
+
+_NO_HOOKS = extensions.ConsoleExtensions()
+
+
+def _features(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+    return _hooks(cloud).features()
+
+
+def _queues(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+    return queues.queues(cloud)
+
+
+def _queue(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+    return queues.queue(cloud, _required(query, "url"), limit=int(query.get("limit") or 50))
+
+
+def _objects(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+    provider = _hooks(cloud).objects
+    if provider is None:
+        raise data.NotFound("this cloud's application provides no objects page")
+    return provider(cloud, query.get("q") or "")
+
+
+def _object(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+    provider = _hooks(cloud).object
+    if provider is None:
+        raise data.NotFound("this cloud's application provides no objects page")
+    return provider(cloud, _required(query, "key"))
+
+
 ROUTES: dict[str, Callable[[LocalCloud, Mapping[str, str]], Any]] = {
     "state-machines": _state_machines,
     "executions": _executions,
     "execution": _execution,
+    "features": _features,
+    "queues": _queues,
+    "queue": _queue,
+    "objects": _objects,
+    "object": _object,
 }
 
 

@@ -2,7 +2,9 @@
  *
  * Hash routes: #/ (state machines), #/machine/<arn> (its graph and executions),
  * #/execution/<arn> (graph with the path highlighted, the states' input/output, the history
- * paged). Every view polls the API every POLL_MS while the page is visible. Plain JS, no
+ * paged), #/queues (every SQS queue), #/queue/<url> (its messages, peeked, and the redrive
+ * command), and, when the application provides them (api/features), #/objects?q=<text> and
+ * #/object/<key> (console/extensions.py). Every view polls the API every POLL_MS while the page is visible. Plain JS, no
  * build step; the graph is laid out by the vendored dagre (vendor/README.md) and drawn as SVG
  * here. Text from the API is always set as text (never HTML), ARNs are URL-encoded.
  */
@@ -82,6 +84,11 @@
 
   const machineHref = (arn) => "#/machine/" + encodeURIComponent(arn);
   const executionHref = (arn) => "#/execution/" + encodeURIComponent(arn);
+  const queueHref = (url) => "#/queue/" + encodeURIComponent(url);
+  const objectHref = (key) => "#/object/" + encodeURIComponent(key);
+  const objectsHref = (q) => "#/objects" + (q ? "?q=" + encodeURIComponent(q) : "");
+  /** Only in-page (#/...) and http(s) links from the application's data; anything else: none. */
+  const safeHref = (href) => (typeof href === "string" && /^(#\/|https?:\/\/)/.test(href) ? href : null);
 
   function when(iso) {
     if (!iso) return "";
@@ -542,6 +549,167 @@
     };
   }
 
+
+  // --- queues --------------------------------------------------------------------------
+  function deadLetterNote(q) {
+    const of = q.deadLetterFor || {};
+    const parts = [];
+    if ((of.queues || []).length) parts.push("DLQ of " + of.queues.map(nameOf).join(", "));
+    if ((of.rules || []).length) parts.push("DLQ of rule " + of.rules.map((r) => String(r.rule || "").split("/").pop() + " → " + r.target).join(", "));
+    if ((of.schedules || []).length) parts.push("DLQ of schedule " + of.schedules.map((a) => String(a || "").split("/").pop()).join(", "));
+    return parts.join("; ");
+  }
+
+  function queuesView() {
+    let body;
+    return {
+      mount(root) {
+        setCrumbs({ text: "Queues" });
+        body = h("tbody");
+        root.append(h("h1", {}, "Queues"),
+          h("table", { class: "queues" },
+            h("thead", {}, h("tr", {}, ["Name", "Available", "In flight", "Delayed", "Dead-letter queue of", "URL"].map((t) => h("th", {}, t)))),
+            body));
+      },
+      async update() {
+        const listed = await api("queues");
+        const rows = listed.map((q) =>
+          h("tr", { "data-url": q.url, "data-arn": q.arn, class: q.isDeadLetterQueue ? "dlq" : null },
+            h("td", {}, h("a", { href: queueHref(q.url) }, q.name), q.isDeadLetterQueue && q.messages ? [" ", h("span", { class: "badge" }, "dead letters")] : null),
+            h("td", { class: "count" }, q.messages),
+            h("td", { class: "count" }, q.inFlight),
+            h("td", { class: "count" }, q.delayed),
+            h("td", {}, deadLetterNote(q)),
+            h("td", { class: "arn" }, q.url)));
+        if (!rows.length) rows.push(h("tr", {}, h("td", { colspan: 6, class: "empty" }, "No queue.")));
+        body.replaceChildren(...rows);
+      },
+    };
+  }
+
+  function attributeList(entries) {
+    const dl = h("dl", { class: "attributes" });
+    for (const [name, value] of entries) dl.append(h("dt", {}, name), h("dd", { "data-attribute": name }, value));
+    return dl;
+  }
+
+  function queueView(url) {
+    let summary, body, lastKey = null;
+    const LIMIT = 50;
+
+    function messageRow(m) {
+      const messageAttributes = Object.entries(m.messageAttributes || {}).map(([k, v]) => [k, v.value === null || v.value === undefined ? "" : String(v.value)]);
+      const system = Object.entries(m.attributes || {});
+      return h("tr", { "data-message-id": m.id },
+        h("td", { class: "mono" }, m.id, h("div", { class: "empty" }, when(m.sent)), h("div", { class: "empty" }, "received ×" + m.receiveCount + (m.visible ? "" : " · in flight"))),
+        h("td", { class: "body" }, h("pre", {}, pretty(m.body))),
+        h("td", { class: "message-attributes" }, messageAttributes.length ? attributeList(messageAttributes) : h("span", { class: "empty" }, "none")),
+        h("td", { class: "system-attributes" }, h("details", {}, h("summary", {}, "attributes"), attributeList(system))),
+        h("td", {}, m.redrive ? h("code", { class: "redrive" }, m.redrive) : h("span", { class: "empty" }, "—")));
+    }
+
+    return {
+      mount(root) {
+        setCrumbs({ text: "Queues", href: "#/queues" }, { text: url.split("/").pop() });
+        summary = h("dl", { class: "summary", id: "queue-summary" });
+        body = h("tbody");
+        root.append(h("h1", { id: "title" }, url.split("/").pop()), summary,
+          h("h2", {}, "Messages"),
+          h("p", { class: "empty" }, "Read without receiving them: no visibility or receive count changes."),
+          h("table", { class: "messages" },
+            h("thead", {}, h("tr", {}, ["Message", "Body", "Message attributes", "Attributes", "Redrive"].map((t) => h("th", {}, t)))),
+            body));
+      },
+      async update() {
+        const q = await api("queue", { url, limit: LIMIT });
+        const key = JSON.stringify(q);
+        if (key === lastKey) return; // unchanged: an opened <details> stays open
+        lastKey = key;
+        setCrumbs({ text: "Queues", href: "#/queues" }, { text: q.name });
+        document.getElementById("title").textContent = q.name;
+        summary.replaceChildren();
+        append(summary, [
+          h("dt", {}, "URL"), h("dd", { class: "mono" }, q.url),
+          h("dt", {}, "ARN"), h("dd", { class: "mono" }, q.arn),
+          h("dt", {}, "Messages"), h("dd", { id: "queue-counts" }, q.messages + " available, " + q.inFlight + " in flight, " + q.delayed + " delayed"),
+          deadLetterNote(q) ? [h("dt", {}, "Dead-letter queue of"), h("dd", {}, deadLetterNote(q))] : null,
+          h("dt", {}, "Redrive"), h("dd", {}, q.redrive ? h("code", { class: "redrive", id: "queue-redrive" }, q.redrive) : "—")]);
+        body.replaceChildren(...q.messages.map(messageRow));
+        if (!q.messages.length) body.appendChild(h("tr", {}, h("td", { colspan: 5, class: "empty" }, "No message.")));
+        if (q.total > q.messages.length) body.appendChild(h("tr", {}, h("td", { colspan: 5, class: "empty" }, "… " + (q.total - q.messages.length) + " more not shown")));
+      },
+    };
+  }
+
+  // --- objects (the application's, through console/extensions.py) ------------------------
+  function cell(value) {
+    if (value === null || value === undefined) return "";
+    if (typeof value === "object") return h("pre", {}, JSON.stringify(value, null, 2));
+    return String(value);
+  }
+
+  function recordsTable(rows, cls, linkKey) {
+    const columns = [];
+    for (const row of rows) for (const name of Object.keys(row)) if (!columns.includes(name)) columns.push(name);
+    return h("table", { class: cls },
+      h("thead", {}, h("tr", {}, columns.map((c) => h("th", {}, c)))),
+      h("tbody", {}, rows.map((row) => h("tr", linkKey && typeof row.key === "string" ? { "data-key": row.key } : {},
+        columns.map((c) => {
+          const value = row[c];
+          if (linkKey && c === "key" && typeof value === "string") return h("td", {}, h("a", { href: objectHref(value) }, value));
+          if (c === "execution_arn" && typeof value === "string" && value.startsWith("arn:")) return h("td", { class: "arn" }, h("a", { href: executionHref(value) }, value));
+          return h("td", { "data-field": c }, cell(value));
+        })))));
+  }
+
+  function objectsView(query) {
+    let body, input, lastKey = null;
+    return {
+      mount(root) {
+        setCrumbs({ text: features.objectsTitle || "Objects" });
+        input = h("input", { type: "search", id: "object-search", name: "q", placeholder: "key contains…", value: query });
+        const form = h("form", { class: "search", onsubmit: (e) => { e.preventDefault(); location.hash = objectsHref(input.value); } },
+          input, h("button", { type: "submit" }, "Search"));
+        body = h("div", { id: "objects" });
+        root.append(h("h1", {}, features.objectsTitle || "Objects"), form, body);
+      },
+      async update() {
+        const rows = await api("objects", { q: query });
+        const key = JSON.stringify(rows);
+        if (key === lastKey) return;
+        lastKey = key;
+        body.replaceChildren(rows.length ? recordsTable(rows, "objects", true) : h("p", { class: "empty" }, "Nothing found" + (query ? " for " + JSON.stringify(query) : "") + "."));
+      },
+    };
+  }
+
+  function objectView(key) {
+    let body, lastKey = null;
+    return {
+      mount(root) {
+        setCrumbs({ text: features.objectsTitle || "Objects", href: "#/objects" }, { text: key });
+        body = h("div", { id: "object" });
+        root.append(h("h1", { id: "title" }, key), body);
+      },
+      async update() {
+        const shown = await api("object", { key });
+        const text = JSON.stringify(shown);
+        if (text === lastKey) return;
+        lastKey = text;
+        const fields = h("dl", { class: "summary", id: "object-summary" });
+        for (const [name, value] of Object.entries(shown || {})) {
+          if (name === "records" || name === "links" || name === "key") continue;
+          fields.append(h("dt", {}, name), h("dd", { "data-field": name }, typeof value === "object" && value !== null ? h("pre", {}, JSON.stringify(value, null, 2)) : cell(value)));
+        }
+        const links = (shown.links || []).map((l) => safeHref(l.href) ? h("li", {}, h("a", { href: safeHref(l.href) }, l.text || l.href)) : null).filter(Boolean);
+        body.replaceChildren();
+        append(body, [fields,
+          links.length ? [h("h2", {}, "Links"), h("ul", { class: "links", id: "object-links" }, links)] : null,
+          Array.isArray(shown.records) ? [h("h2", {}, "Records"), shown.records.length ? recordsTable(shown.records, "records", false) : h("p", { class: "empty" }, "No record.")] : null]);
+      },
+    };
+  }
+
   // --- router and polling ----------------------------------------------------------------
   let view = null;
   let generation = 0;
@@ -553,14 +721,31 @@
     app.prepend(errorBox(error));
   }
 
+  let features = { objects: false, objectsTitle: null };
+
   function route() {
     const hash = location.hash.replace(/^#/, "");
-    const match = /^\/(machine|execution)\/(.+)$/.exec(hash);
+    const match = /^\/(machine|execution|queue|object)\/(.+)$/.exec(hash);
     if (match) {
-      const arn = decodeURIComponentSafe(match[2]);
-      if (arn !== null) return match[1] === "machine" ? machineView(arn) : executionView(arn);
+      const value = decodeURIComponentSafe(match[2]);
+      if (value !== null) {
+        if (match[1] === "machine") return ["machines", machineView(value)];
+        if (match[1] === "execution") return ["machines", executionView(value)];
+        if (match[1] === "queue") return ["queues", queueView(value)];
+        return ["objects", objectView(value)];
+      }
     }
-    return machinesView();
+    if (/^\/queues\/?$/.test(hash)) return ["queues", queuesView()];
+    const objects = /^\/objects\/?(?:\?(.*))?$/.exec(hash);
+    if (objects) return ["objects", objectsView(new URLSearchParams(objects[1] || "").get("q") || "")];
+    return ["machines", machinesView()];
+  }
+
+  function setMenu(current) {
+    const link = document.getElementById("menu-objects");
+    link.hidden = !features.objects;
+    link.textContent = features.objectsTitle || "Objects";
+    for (const a of document.querySelectorAll("#menu a")) a.classList.toggle("current", a.dataset.menu === current);
   }
 
   function decodeURIComponentSafe(text) {
@@ -592,7 +777,9 @@
   function start() {
     generation += 1;
     if (timer) clearTimeout(timer);
-    view = route();
+    const [menu, routed] = route();
+    view = routed;
+    setMenu(menu);
     app.replaceChildren();
     view.mount(app);
     tick(generation);
@@ -611,5 +798,6 @@
   });
 
   window.localcloudConsole = { drawGraph, api };
-  start();
+  // what the application added (the Objects page), then the page; without it: the rest
+  api("features").then((found) => { features = found || features; }, () => {}).finally(start);
 })();
