@@ -55,6 +55,10 @@ WORKFLOW_INDEPENDENT = {
 # level, the workflow check): the recovery tools on queues, doctor checks of the event path.
 WORKFLOW_INDEPENDENT_TESTS = {
     "tests/e2e/test_datasets.py": {"test_a_bad_contract_is_refused_with_where_the_problem_is"},
+    # the definitions drawn are the same ASL whatever WorkflowType
+    "tests/e2e/test_console_app.py": {
+        "test_the_graphs_of_both_workflows_show_every_state_and_transition"
+    },
     # the large-object workflow is STANDARD whatever WorkflowType: the hand-over from an
     # EXPRESS per-object workflow is the module's other tests'
     "tests/statemachine/test_large_file_path.py": {

@@ -9,6 +9,7 @@ command. Skipped, with the reason, without Playwright or Chromium
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 from collections.abc import Iterator
 from typing import Any
@@ -110,3 +111,54 @@ def test_the_app_s_console_shows_paths_quarantines_and_dead_letters(
     )["Attributes"]
     assert attributes["ApproximateNumberOfMessages"] == "1"
     expect(message).to_contain_text("received \N{MULTIPLICATION SIGN}0")
+
+
+def test_the_graphs_of_both_workflows_show_every_state_and_transition(
+    p: Pipeline, page: Page
+) -> None:
+    """The pipeline's and the large-object workflow's graphs, as the page draws them: a node
+    for every state of the deployed definitions (nested ones included) and an edge for every
+    Next, Choice, Default and Catch (each definition walked here, independently)."""
+    p.cloud.serve(port=0)
+    for output in ("PipelineStateMachineArn", "LargeObjectStateMachineArn"):
+        arn = p.stack.outputs[output]
+        definition = json.loads(p.sfn.describe_state_machine(stateMachineArn=arn)["definition"])
+        states, edges = walk(definition["States"], "States.", "")
+        page.goto(console(p, "/machine/" + quoted(arn)))
+        expect(page.locator("rect[data-node-id]").first).to_be_visible()
+        drawn = set(
+            page.locator("rect[data-node-id]").evaluate_all(
+                "nodes => nodes.map(n => n.dataset.nodeId)"
+            )
+        )
+        assert states <= drawn, states - drawn
+        lines = page.locator("path[data-source]").evaluate_all(
+            "paths => paths.map(p => p.dataset.source + ' -> ' + p.dataset.target)"
+        )
+        assert edges <= set(lines), edges - set(lines)
+
+
+def walk(states: dict[str, Any], prefix: str, group: str) -> tuple[set[str], set[str]]:
+    """Node ids and ``source -> target`` edges of a States object (the console's ids:
+    ``States.<Name>`` at the top, ``<parent id>/Branch<i>/<Name>`` and
+    ``<parent id>/ItemProcessor/<Name>`` nested)."""
+
+    def node(name: str) -> str:
+        return f"{prefix}{name}" if not group else f"{group}/{name}"
+
+    nodes: set[str] = set()
+    edges: set[str] = set()
+    for name, state in states.items():
+        nodes.add(node(name))
+        targets = [state.get("Next"), state.get("Default")]
+        targets += [c.get("Next") for c in state.get("Choices", [])]
+        targets += [c.get("Next") for c in state.get("Catch", [])]
+        edges |= {f"{node(name)} -> {node(t)}" for t in targets if t}
+        processor = state.get("ItemProcessor") or state.get("Iterator")
+        if processor:
+            inner = walk(processor["States"], prefix, f"{node(name)}/ItemProcessor")
+            nodes, edges = nodes | inner[0], edges | inner[1]
+        for index, branch in enumerate(state.get("Branches", [])):
+            inner = walk(branch["States"], prefix, f"{node(name)}/Branch{index}")
+            nodes, edges = nodes | inner[0], edges | inner[1]
+    return nodes, edges
