@@ -29,7 +29,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -253,3 +253,38 @@ CONVERTERS: dict[ColumnType, Callable[[str], Any]] = {
     ColumnType.DATE: _to_date,
     ColumnType.DATETIME: _to_datetime,
 }
+
+
+def convert_row(
+    columns: Iterable[Column],
+    values: Iterable[str | dict[str, Any]],
+    line: int,
+    problems: list[dict[str, Any]],
+) -> str | None:
+    """One record's JSON line (the contract's columns in order), or None after appending
+    its problems to ``problems``, column by column. A value is the field's text (stripped
+    here; empty is null, a problem when required), or a problem already found for that
+    column (a JSON Lines value of the wrong type), kept in its column's place."""
+    found = len(problems)
+    row: dict[str, Any] = {}
+    for column, raw in zip(columns, values, strict=True):
+        if isinstance(raw, dict):
+            problems.append(raw)
+            continue
+        value = raw.strip()
+        if value == "":
+            if column.required:
+                problems.append(
+                    {"line": line, "column": column.name, "error": "required value missing"}
+                )
+            row[column.name] = None
+            continue
+        try:
+            row[column.name] = CONVERTERS[column.type](value)
+        except ValueError as exc:
+            problems.append(
+                {"line": line, "column": column.name, "error": f"{exc}: {value[:40]!r}"}
+            )
+    if len(problems) > found:
+        return None
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from ingest_pipeline.errors import HeaderError, MalformedJsonError
-from ingest_pipeline.logic.contracts import CONVERTERS, ColumnType, Contract
+from ingest_pipeline.logic.contracts import ColumnType, Contract, convert_row
 
 _JSON_BLANKS = " \t\r\n"
 _EXPECTED = {
@@ -65,42 +65,21 @@ def row(line: str, number: int, contract: Contract, problems: list[dict[str, Any
             missing=[],
             unexpected=unexpected,
         )
-    found = len(problems)
-    out: dict[str, Any] = {}
+    values: list[str | dict[str, Any]] = []
     for column in contract.columns:
         value = record.get(column.name)
-        raw = _csv_text(value, column.type)
-        if raw is None:
-            shown = (
-                str(value)  # a number as written (json.dumps would quote a Decimal)
-                if isinstance(value, Decimal)
-                else json.dumps(value, ensure_ascii=False, default=str)
-            )[:40]
-            problems.append(
-                {
-                    "line": number,
-                    "column": column.name,
-                    "error": f"not {_EXPECTED[column.type]}: {shown}",
-                }
-            )
+        text = _csv_text(value, column.type)
+        if text is not None:
+            values.append(text)
             continue
-        text = raw.strip()
-        if text == "":
-            if column.required:
-                problems.append(
-                    {"line": number, "column": column.name, "error": "required value missing"}
-                )
-            out[column.name] = None
-            continue
-        try:
-            out[column.name] = CONVERTERS[column.type](text)
-        except ValueError as exc:
-            problems.append(
-                {"line": number, "column": column.name, "error": f"{exc}: {text[:40]!r}"}
-            )
-    if len(problems) > found:
-        return None
-    return json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n"
+        shown = (
+            str(value)  # a number as written (json.dumps would quote a Decimal)
+            if isinstance(value, Decimal)
+            else json.dumps(value, ensure_ascii=False, default=str)
+        )[:40]
+        error = f"not {_EXPECTED[column.type]}: {shown}"
+        values.append({"line": number, "column": column.name, "error": error})
+    return convert_row(contract.columns, values, number, problems)
 
 
 def _csv_text(value: Any, type_: ColumnType) -> str | None:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
@@ -52,7 +51,7 @@ from ingest_pipeline.errors import (
 )
 from ingest_pipeline.logic import formats, jsonl, processing
 from ingest_pipeline.logic._fastpath import RowFormat, row_format
-from ingest_pipeline.logic.contracts import CONVERTERS, Compression, Contract, InputFormat
+from ingest_pipeline.logic.contracts import Compression, Contract, InputFormat, convert_row
 
 UTF8_BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_LINE_BYTES = 1024 * 1024
@@ -545,26 +544,7 @@ def _check_row(
 ) -> str | None:
     """The precise (original) conversion of one record: its JSON line, or None after
     appending its problems to ``problems``."""
-    found = len(problems)
-    row: dict[str, Any] = {}
-    for column, raw in zip(fast.columns, record, strict=True):
-        value = raw.strip()
-        if value == "":
-            if column.required:
-                problems.append(
-                    {"line": line, "column": column.name, "error": "required value missing"}
-                )
-            row[column.name] = None
-            continue
-        try:
-            row[column.name] = CONVERTERS[column.type](value)
-        except ValueError as exc:
-            problems.append(
-                {"line": line, "column": column.name, "error": f"{exc}: {value[:40]!r}"}
-            )
-    if len(problems) > found:
-        return None
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return convert_row(fast.columns, record, line, problems)
 
 
 def _read_header(reader: Any, contract: Contract) -> list[str]:
