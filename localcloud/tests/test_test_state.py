@@ -17,6 +17,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
+from localcloud.iam.enforcement import acting_as, role
 
 pytestmark = [pytest.mark.e2e]
 
@@ -130,3 +131,95 @@ def test_a_map_state_needs_a_mock(cloud: LocalCloud) -> None:
     with pytest.raises(ClientError) as refused:
         run_state(definition={"Type": "Map", "ItemProcessor": inner, "End": True}, input=[1])
     assert refused.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_a_map_fails_past_its_tolerated_failure_percentage(cloud: LocalCloud) -> None:
+    inner = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+    mapped = {"Type": "Map", "ItemProcessor": inner, "ToleratedFailurePercentage": 20, "End": True}
+
+    def run(failures: int) -> dict[str, Any]:
+        return run_state(
+            definition=mapped,
+            input=list(range(10)),
+            mock={"result": json.dumps(list(range(10)))},
+            stateConfiguration={"mapIterationFailureCount": failures},
+        )
+
+    assert run(2)["status"] == "SUCCEEDED"  # 20% of 10 items: not above the percentage
+    failed = run(3)
+    assert failed["status"] == "FAILED"
+    assert failed["error"] == "States.ExceedToleratedFailureThreshold"
+    counted = run_state(
+        definition={**mapped, "ToleratedFailureCount": 1},
+        input=list(range(10)),
+        mock={"result": "[]"},
+        stateConfiguration={"mapIterationFailureCount": 2},
+    )
+    assert counted["status"] == "FAILED"  # either threshold exceeded fails the Map
+
+
+def test_the_context_is_read_by_context_paths_and_needs_a_mock(cloud: LocalCloud) -> None:
+    context = {
+        "Execution": {"Id": "arn:aws:states:us-east-1:123456789012:execution:M:e-1"},
+        "State": {"Name": "ProcessData", "EnteredTime": "2024-01-01T10:00:05.000Z"},
+    }
+    task = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {
+            "FunctionName": FUNCTION,
+            "Payload": {"id.$": "$$.Execution.Id", "state.$": "$$.State.Name"},
+        },
+        "End": True,
+    }
+    answer = run_state(
+        definition=task,
+        context=json.dumps(context),
+        inspectionLevel="DEBUG",
+        mock={"result": json.dumps({"Payload": {}, "StatusCode": 200})},
+    )
+    assert json.loads(answer["inspectionData"]["afterParameters"])["Payload"] == {
+        "id": context["Execution"]["Id"],
+        "state": "ProcessData",
+    }
+    inner = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+    selector = {"run.$": "$$.Execution.Id", "value.$": "$$.Map.Item.Value"}
+    mapped = run_state(
+        definition={"Type": "Map", "ItemProcessor": inner, "ItemSelector": selector, "End": True},
+        input=["a"],
+        context=json.dumps(context),
+        inspectionLevel="DEBUG",
+        mock={"result": "[]"},
+    )
+    assert json.loads(mapped["inspectionData"]["afterItemSelector"]) == [
+        {"run": context["Execution"]["Id"], "value": "a"}
+    ]
+    with pytest.raises(ClientError) as refused:
+        run_state(definition={"Type": "Pass", "End": True}, context=json.dumps(context))
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_reveal_secrets_needs_the_callers_states_reveal_secrets(cloud: LocalCloud) -> None:
+    iam = boto3.client("iam")
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}],
+    }
+    roles = {}
+    for name, actions in {"Tester": ["states:TestState"], "Revealer": ["states:*"]}.items():
+        arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))
+        statement = {"Effect": "Allow", "Action": actions, "Resource": "*"}
+        iam.put_role_policy(
+            RoleName=name,
+            PolicyName="test-state",
+            PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [statement]}),
+        )
+        roles[name] = arn["Role"]["Arn"]
+    passed = {"definition": {"Type": "Pass", "End": True}, "revealSecrets": True}
+    with acting_as(role(roles["Tester"])):
+        assert run_state(**{**passed, "revealSecrets": False})["status"] == "SUCCEEDED"
+        with pytest.raises(ClientError) as refused:
+            run_state(**passed)
+    assert refused.value.response["Error"]["Code"] == "AccessDeniedException"
+    with acting_as(role(roles["Revealer"])):
+        assert run_state(**passed)["status"] == "SUCCEEDED"

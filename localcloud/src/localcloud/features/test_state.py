@@ -22,16 +22,23 @@ with TestState API"):
 * Map and Parallel states, activity tasks and ``.sync``/``.waitForTaskToken`` run only with a
   mock (as on AWS): the mock is the state's result (a JSONPath Map's inspectionData adds
   afterItemsPath, afterItemSelector and its MaxConcurrency / tolerated failures);
-  ``mapIterationFailureCount`` above the Map's tolerated failures fails it with
-  ``States.ExceedToleratedFailureThreshold``;
+  ``mapIterationFailureCount`` above the Map's ToleratedFailureCount, or above its
+  ToleratedFailurePercentage of the items (mapItemReaderData's, else ItemsPath's), fails it
+  with ``States.ExceedToleratedFailureThreshold`` (either one; neither given: any failure);
   ``errorCausedByState`` must name a state inside it;
+* ``context`` (only with a mock, else ValidationException, as API_TestState says) is the
+  Context object JSONPath ``$$.`` paths read, its objects' fields over the engine's;
+* ``inspectionLevel`` TRACE is DEBUG's inspectionData (TRACE adds the HTTP request and
+  response of an HTTP Task only); ``revealSecrets`` true needs the caller's
+  ``states:RevealSecrets`` (AccessDeniedException without it) when the IAM checks the caller;
 * without a mock, a Task calls the local services as ``roleArn`` (required then), authorized
   by the local cloud's IAM like an execution of a state machine with that role: a role that
   does not exist has no policies, so its calls are refused with the service's AccessDenied.
 
-Not honoured (docs/coming-from-step-functions-local.md): ``variables``, ``context`` and
-``revealSecrets`` (no HTTP Task runs locally; ``request``/``response`` are never filled), the
-jitter of ``retryBackoffIntervalSeconds`` (the un-jittered backoff is reported).
+Not honoured (docs/coming-from-step-functions-local.md): ``variables`` and inspectionData
+``variables``; HTTP Tasks (no ``request``/``response``, so revealSecrets reveals nothing);
+ToleratedFailureCountPath / ToleratedFailurePercentagePath; the jitter of
+``retryBackoffIntervalSeconds`` (the un-jittered backoff is reported).
 """
 
 from __future__ import annotations
@@ -227,20 +234,41 @@ def _as_mocked_task(state: dict[str, Any]) -> dict[str, Any]:
     return task
 
 
+class _GivenContext(dict):  # type: ignore[type-arg]
+    """The engine's Context object with the request's ``context`` over it (the fields of each
+    of its objects over the engine's), also when the state's entry sets ``State``."""
+
+    given: dict[str, Any]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        given = self.given.get(key)
+        if isinstance(given, dict) and isinstance(value, dict):
+            value = {**value, **given}
+        super().__setitem__(key, value)
+
+
 class _MockedWorker(TestStateExecutionWorker):
     def _get_evaluation_environment(self) -> Any:
         env = super()._get_evaluation_environment()
         env.mock_test_case = self._mock_test_case
+        if self._context is not None:  # what JSONPath ``$$.`` paths read
+            engine = env.states.context_object.context_object_data
+            context = _GivenContext(engine)
+            context.given = self._context
+            for key, value in self._context.items():
+                context[key] = engine.get(key, value)
+            env.states.context_object.context_object_data = context
         return env
 
 
 class _Execution(TestStateExecution):
     mock_test_case: Any = None
+    context: dict[str, Any] | None = None
 
     def _get_start_execution_worker(self) -> Any:
         worker = super()._get_start_execution_worker()
         worker.__class__ = _MockedWorker
-        worker._mock_test_case = self.mock_test_case
+        worker._mock_test_case, worker._context = self.mock_test_case, self.context
         return worker
 
 
@@ -311,6 +339,9 @@ def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[st
     raw_input = params.get("input") or "{}"
     state_input = _json(raw_input, "input", "InvalidExecutionInput")
     mocked = _check_mock(mock, state) if mock else None
+    given_context = _json(params["context"], "context") if params.get("context") else None
+    if params.get("context") is not None and not (mock and isinstance(given_context, dict)):
+        raise _validation("context (a Context object) may only be specified with a mock")
     needs = _needs_mock(state)
     if needs and not mock:
         raise _validation(f"TestState supports {needs} only when a mock is specified")
@@ -335,15 +366,14 @@ def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[st
     if runnable.get("Type") not in {"Choice", "Succeed", "Fail"}:
         runnable.pop("Next", None)  # one state runs: it ends (its Next is reported here)
         runnable["End"] = True
-    if state.get("Type") == "Map" and "mapIterationFailureCount" in configuration:
-        tolerated = int(state.get("ToleratedFailureCount", 0))
-        if int(configuration["mapIterationFailureCount"]) > tolerated:
-            mock = {
-                "errorOutput": {
-                    "error": "States.ExceedToleratedFailureThreshold",
-                    "cause": "The specified tolerated failure threshold was exceeded",
-                }
+    failures = state.get("Type") == "Map" and "mapIterationFailureCount" in configuration
+    if failures and _exceeds_tolerance(state, state_input, configuration):
+        mock = {
+            "errorOutput": {
+                "error": "States.ExceedToleratedFailureThreshold",
+                "cause": "The specified tolerated failure threshold was exceeded",
             }
+        }
     execution = _new_execution(json.dumps(runnable), role_arn, state_input, account, region)
     reserved = None  # a mocked States.* error (moto's engine lets no state raise one)
     if mock and str((mock.get("errorOutput") or {}).get("error", "")).startswith("States."):
@@ -351,13 +381,14 @@ def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[st
         mock = {**mock, "errorOutput": {**mock["errorOutput"], "error": _STAND_IN}}
     if mock:
         execution.mock_test_case = _mock_test_case(mocked, mock)
+        execution.context = given_context
     try:
         execution.start()
     except (ASLParserException, ValueError) as exc:  # the preprocessor raises ValueError too
         raise _invalid(f"SCHEMA_VALIDATION_FAILED: {exc}") from None
     output = execution.to_test_state_output(inspection_level=InspectionLevel.TRACE)
     inspection = dict(output.pop("inspectionData", None) or {})
-    _complete_inspection(state, state_input, inspection)
+    _complete_inspection(state, state_input, inspection, given_context or {})
     answer: dict[str, Any] = {k: v for k, v in output.items() if v is not None}
     if reserved is not None and answer.get("error") == _STAND_IN:
         answer["error"] = reserved
@@ -407,7 +438,7 @@ def _handle_error(
 
 
 def _complete_inspection(
-    state: dict[str, Any], state_input: Any, inspection: dict[str, Any]
+    state: dict[str, Any], state_input: Any, inspection: dict[str, Any], context: dict[str, Any]
 ) -> None:
     """What moto's one-state engine leaves out of inspectionData (JSONPath states).
 
@@ -433,10 +464,34 @@ def _complete_inspection(
         inspection["afterItemsPath"] = json.dumps(items)
         selector = state.get("ItemSelector", state.get("Parameters"))
         if selector is not None and isinstance(items, list):
-            selected = [_select(selector, effective, item, i) for i, item in enumerate(items)]
+            selected = [
+                _select(selector, effective, item, i, context) for i, item in enumerate(items)
+            ]
             inspection["afterItemSelector"] = json.dumps(selected)
     except Exception:  # a path the engine reports at run time, or an intrinsic function
         return
+
+
+def _exceeds_tolerance(state: dict[str, Any], state_input: Any, config: dict[str, Any]) -> bool:
+    """mapIterationFailureCount above ToleratedFailureCount or ToleratedFailurePercentage."""
+    failed = int(config["mapIterationFailureCount"])
+    count, percentage = state.get("ToleratedFailureCount"), state.get("ToleratedFailurePercentage")
+    if count is None and percentage is None:
+        return failed > 0
+    if count is not None and failed > int(count):
+        return True
+    if percentage is None:
+        return False
+    try:  # the items: mapItemReaderData read by an ItemReader, else ItemsPath's array
+        reader = "ItemReader" in state and "mapItemReaderData" in config
+        items = json.loads(config["mapItemReaderData"]) if reader else None
+        if not isinstance(items, list):
+            effective = extract_json(state.get("InputPath") or "$", state_input)
+            items = extract_json(state.get("ItemsPath") or "$", effective)
+    except Exception:
+        items = None
+    total = len(items) if isinstance(items, list) else 0
+    return failed * 100 > float(percentage) * total  # failed / total as a percentage
 
 
 _MAP_SETTINGS = {
@@ -446,10 +501,11 @@ _MAP_SETTINGS = {
 }
 
 
-def _select(template: Any, effective: Any, item: Any, index: int) -> Any:
-    """An ItemSelector (JSONPath payload template) for one item: ``$`` is the Map's input."""
+def _select(template: Any, effective: Any, item: Any, index: int, given: dict[str, Any]) -> Any:
+    """An ItemSelector (JSONPath payload template) for one item: ``$`` is the Map's input,
+    ``$$`` the request's ``context`` with the item's ``Map``."""
     if isinstance(template, list):
-        return [_select(value, effective, item, index) for value in template]
+        return [_select(value, effective, item, index, given) for value in template]
     if not isinstance(template, dict):
         return template
     selected = {}
@@ -457,11 +513,11 @@ def _select(template: Any, effective: Any, item: Any, index: int) -> Any:
         if key.endswith(".$") and isinstance(value, str):
             if not value.startswith("$"):
                 raise ValueError(f"not a path: {value}")  # an intrinsic function
-            context = {"Map": {"Item": {"Value": item, "Index": index}}}
+            context = {**given, "Map": {"Item": {"Value": item, "Index": index}}}
             source, path = (context, value[1:]) if value.startswith("$$") else (effective, value)
             selected[key[:-2]] = extract_json(path, source)
         else:
-            selected[key] = _select(value, effective, item, index)
+            selected[key] = _select(value, effective, item, index, given)
     return selected
 
 
@@ -484,32 +540,40 @@ def _new_execution(
     )
 
 
+_REQUEST = (
+    *("definition", "roleArn", "input", "inspectionLevel", "revealSecrets", "variables"),
+    *("stateName", "mock", "context", "stateConfiguration"),
+)
+
+
 def _build(rt: Runtime) -> Targets:
     from moto.core.responses import ActionResult
 
     def test_state(self: Any) -> Any:
-        params = {
-            key: self._get_param(key)
-            for key in (
-                "definition",
-                "roleArn",
-                "input",
-                "inspectionLevel",
-                "revealSecrets",
-                "variables",
-                "stateName",
-                "mock",
-                "context",
-                "stateConfiguration",
-            )
-        }
+        params = {key: self._get_param(key) for key in _REQUEST}
         try:
+            if params["revealSecrets"] is True:
+                _may_reveal_secrets(rt, self.region)
             answer = run_test_state(params, self.current_account, self.region)
         except TestStateError as exc:
             return _error_response(exc)
         return ActionResult(answer)
 
     return {(sfn_responses.StepFunctionResponse, "test_state"): test_state}
+
+
+def _may_reveal_secrets(rt: Runtime, region: str) -> None:
+    """revealSecrets: "the IAM user that calls the TestState API" needs states:RevealSecrets,
+    "Without this permission, Step Functions throws an access denied error" (API_TestState)."""
+    from localcloud.iam.actions import Need
+    from localcloud.iam.enforcement import CALLER, denial_message
+
+    caller, need = CALLER.get(), Need("states:RevealSecrets", "*")
+    if caller is None or not rt.authorizer.enabled:
+        return  # the administrator (or the cloud's IAM is off)
+    decision = rt.authorizer.check(caller, need, region, secure=True)
+    if not decision.allowed:
+        raise TestStateError("AccessDeniedException", denial_message(caller, need, decision))
 
 
 def _error_response(exc: TestStateError) -> Any:
