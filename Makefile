@@ -30,6 +30,9 @@ TEMPLATE ?= template.yaml
 PYTEST_ARGS ?=
 # pytest-xdist workers for `make test` (auto: one per core; 0 runs the suite in this process).
 PYTEST_WORKERS ?= auto
+# The EXPRESS pass runs beside the main one (make test): one worker, as the cores are taken
+# anyway, spares a second worker's start-up and collection (about 15 s of CPU).
+EXPRESS_WORKERS ?= 1
 # How xdist hands tests to its workers (worksteal: idle workers take tests from busy ones).
 PYTEST_DIST ?= worksteal
 # Jobs of `make lint` and `make test` at once (after bootstrap): each pytest run counts as one.
@@ -195,7 +198,7 @@ pytest: $(DEV_STAMP) $(SAM_STAMP)  ## the whole pytest suite (pytest-xdist, PYTE
 # cannot differ (tests/conftest.py, WORKFLOW_INDEPENDENT, marks the others workflow_type).
 pytest-express: $(DEV_STAMP) $(SAM_STAMP)  ## the workflow_type tests of tests/e2e and tests/statemachine as EXPRESS
 	LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS" \
-	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist $(PYTEST_DIST) -m workflow_type $(PYTEST_ARGS) \
+	  $(BIN)/pytest -n $(EXPRESS_WORKERS) --dist $(PYTEST_DIST) -m workflow_type $(PYTEST_ARGS) \
 	  tests/e2e tests/statemachine
 
 # Everything runs side by side (-j, -k: every check reports; make exits non-zero when any

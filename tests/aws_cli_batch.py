@@ -25,9 +25,15 @@ import contextlib
 import functools
 import io
 import json
+import os
+import subprocess
 import sys
 import types
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+AWS_PYTHON = ROOT / ".venv-sam" / "bin" / "python"  # the interpreter of .venv-sam/bin/aws
 
 _LOADER: list[Any] = []
 
@@ -87,6 +93,21 @@ def run(argv: list[str]) -> dict[str, Any]:
         except SystemExit as exc:  # argparse's usage errors exit, as they do in `aws`
             rc = exc.code if isinstance(exc.code, int) else 1
     return {"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+
+def run_batch(commands: list[list[str]], env: dict[str, str]) -> list[dict[str, Any]]:
+    """For tests: ``commands`` through this module in one AWS CLI process (with ``env`` over
+    this process's environment); each one's ``{"rc", "stdout", "stderr"}``, in order."""
+    done = subprocess.run(
+        [str(AWS_PYTHON), __file__],
+        input=json.dumps(commands),
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return list(json.loads(done.stdout))
 
 
 def main() -> None:

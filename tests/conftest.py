@@ -49,21 +49,68 @@ WORKFLOW_INDEPENDENT = {
     # asserts what ProcessFunction's conversion made of published files (the same code in both
     # workflow types); the contract version passed through the workflow is test_datasets.py's
     "tests/e2e/test_published_datasets.py",
+    # the dead-letter tools on queues (the reconcile run they put back is test_reconcile.py's),
+    # and a processor the functions run (the contract version is test_datasets.py's)
+    "tests/e2e/test_redrive_queue_sources.py",
+    "tests/e2e/test_your_own_processing.py",
 }
-# Tests, in modules that run in both passes, that start no execution of the per-object
-# workflow and assert nothing the template changes with WorkflowType (lease, timeouts, log
-# level, the workflow check): the recovery tools on queues, doctor checks of the event path.
-WORKFLOW_INDEPENDENT_TESTS = {
-    "tests/e2e/test_datasets.py": {"test_a_bad_contract_is_refused_with_where_the_problem_is"},
-    # the definitions drawn are the same ASL whatever WorkflowType
+# Modules that run in both passes, but where only the named tests start executions of the
+# per-object workflow whose outcome may differ with WorkflowType: what the template changes with
+# it is the machine's type (STANDARD or EXPRESS: where an execution's history is read, whether
+# StartExecution's name makes it idempotent, DescribeExecution and redrive), LeaseSeconds, the
+# log level, the classify function's timeout and an alarm's threshold. So the named tests are
+# the ASL's outcomes as seen by S3, DynamoDB and SNS; duplicates and concurrent copies (names);
+# the tools that read executions (reprocess, the reconciler, doctor, console); the lease; the
+# hand-over to the STANDARD large-object workflow; the roles of the workflow. The others drive
+# S3 and EventBridge delivery, the functions' own code, IAM of functions, keys and queues, and
+# the dead-letter tools, which no WorkflowType reaches (every path is also tests/statemachine's).
+WORKFLOW_TYPE_TESTS = {
+    "tests/e2e/test_event_graph.py": {
+        "test_upload_runs_the_happy_path",
+        "test_bad_data_is_quarantined_and_reported",
+        "test_transient_errors_recover_with_retries",
+        "test_transient_errors_that_exhaust_leave_a_retryable_failure",
+        "test_configuration_error_escalates_to_operations",
+        "test_throttled_claim_is_retried_by_the_workflow",
+        "test_duplicate_delivered_in_sequence_processes_once",
+        "test_ten_concurrent_copies_process_exactly_once",
+        "test_a_duplicate_execution_of_one_event_processes_once",
+    },
+    "tests/e2e/test_no_event_lost.py": {
+        "test_event_without_version_id_resolves_the_version_before_claiming",
+        "test_reprocessing_an_older_version_is_superseded_too",
+        "test_cloudtrail_dead_letter_is_redriven_to_a_processed_object",
+    },
+    "tests/e2e/test_localcloud_iam.py": {
+        "test_a_state_machine_without_its_table_grant_fails_its_claim",
+        "test_a_workflow_whose_role_cannot_deliver_its_logs_is_not_created",
+        "test_a_rule_whose_role_cannot_start_the_workflow_dead_letters_no_permissions",
+    },
+    "tests/e2e/test_localcloud_fidelity.py": {
+        "test_a_start_execution_task_starts_the_execution",
+        "test_context_timestamps_are_formatted_as_aws_formats_them",
+        "test_a_tasks_timeout_does_not_count_the_wait_for_the_functions_environment",
+    },
+    "tests/e2e/test_recovery.py": {
+        "test_reprocess_a_configuration_failure_after_the_fix",
+        "test_reprocess_a_dead_claim_redrives_or_takes_it_over",
+    },
+    "tests/e2e/test_datasets.py": {"test_each_object_uses_the_version_current_when_it_was_claimed"},
     "tests/e2e/test_console_app.py": {
-        "test_the_graphs_of_both_workflows_show_every_state_and_transition"
+        "test_the_app_s_console_shows_paths_quarantines_and_dead_letters"
     },
-    # the large-object workflow is STANDARD whatever WorkflowType: the hand-over from an
-    # EXPRESS per-object workflow is the module's other tests'
     "tests/statemachine/test_large_file_path.py": {
-        "test_a_registered_contract_and_its_processor_apply_to_every_chunk"
+        "test_several_chunks_make_the_single_paths_output",
+        "test_a_duplicate_during_a_running_large_execution_is_absorbed",
+        "test_a_stale_large_execution_is_fenced_off",
+        "test_a_chunk_failure_is_raised_by_its_name_and_routed_by_the_taxonomy",
+        "test_a_published_object_created_event_for_a_large_object",
     },
+}
+# Tests, in modules that otherwise run in both passes, that start no execution of the per-object
+# workflow and assert nothing the template changes with WorkflowType (lease, timeouts, log level,
+# the workflow check): doctor checks of the event path.
+WORKFLOW_INDEPENDENT_TESTS = {
     "tests/e2e/test_doctor.py": {
         "test_a_disabled_rule_fails",
         "test_bucket_notifications_off_fail",
@@ -74,39 +121,11 @@ WORKFLOW_INDEPENDENT_TESTS = {
         "test_a_disabled_schedule_fails",
         "test_an_unreadable_stack_exits_2",
     },
-    "tests/e2e/test_recovery.py": {
-        "test_inspect_and_dry_run_read_every_format_and_consume_nothing",
-        "test_redrive_leaves_unreadable_and_unsendable_messages_in_place",
-    },
-    "tests/e2e/test_redrive_queue_sources.py": {
-        "test_source_queues_are_listed_and_a_move_task_with_a_destination_moves_any_message",
-        "test_a_filtered_redrive_sends_a_sourceless_run_to_the_only_source_queue",
-        "test_a_sourceless_run_in_a_dlq_of_several_queues_is_refused_and_left",
-        "test_a_sourceless_run_in_a_queue_no_queue_uses_as_dlq_is_refused",
-        "test_filtered_out_and_dry_run_messages_do_not_fail_the_run",
-    },
-    "tests/e2e/test_localcloud_fidelity.py": {
-        "test_queue_dead_letters_are_moved_back_to_their_source_queue",
-        "test_a_move_task_refuses_a_source_that_is_no_dead_letter_queue",
-        "test_a_move_task_to_a_destination_and_a_cancelled_one",
-        "test_a_message_sent_straight_to_the_dlq_has_no_source_to_go_back_to",
-        "test_a_mapped_queue_is_polled_not_invoked_inside_send_message",
-    },
-    "tests/e2e/test_localcloud_moto_speedups.py": {
-        "test_sqs_counts_deletes_and_receipt_handles",
-        "test_dynamodb_update_validation_errors_every_time",
-        "test_dynamodb_claim_expression_applies_the_same_each_time",
-        "test_responses_carry_every_dynamodb_type_and_nested_shape",
-        "test_kms_sign_verify_and_public_key_for_rsa_and_ecc_keys",
-    },
-    # the AWS CLI against an EXPRESS stack over HTTP: the next test (the whole external suite)
-    "tests/e2e/test_local_up.py": {"test_local_up_serves_the_pipeline_to_the_aws_cli"},
 }
 EXPRESS_FOLDERS = ("tests/e2e/", "tests/statemachine/")
 _ROOT = Path(__file__).resolve().parent.parent
-if missing := sorted(
-    m for m in WORKFLOW_INDEPENDENT | WORKFLOW_INDEPENDENT_TESTS.keys() if not (_ROOT / m).is_file()
-):
+_LISTED = WORKFLOW_INDEPENDENT | WORKFLOW_TYPE_TESTS.keys() | WORKFLOW_INDEPENDENT_TESTS.keys()
+if missing := sorted(m for m in _LISTED if not (_ROOT / m).is_file()):
     raise pytest.UsageError(f"tests/conftest.py WORKFLOW_INDEPENDENT: no such module {missing}")
 
 
@@ -119,9 +138,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         module = item.path.relative_to(_ROOT).as_posix() if item.path.is_relative_to(_ROOT) else ""
         name = item.originalname if isinstance(item, pytest.Function) else item.name
+        named = WORKFLOW_TYPE_TESTS.get(module)
         if (
             module.startswith(EXPRESS_FOLDERS)
             and module not in WORKFLOW_INDEPENDENT
+            and (name in named if named is not None else True)
             and name not in WORKFLOW_INDEPENDENT_TESTS.get(module, ())
         ):
             item.add_marker(pytest.mark.workflow_type)

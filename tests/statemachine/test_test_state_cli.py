@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 
 from localcloud.cloud import LocalCloud
+from tests import aws_cli_batch
 from tests.statemachine.teststate_cases import (
     CASES,
     UNCHECKED,
@@ -46,8 +47,6 @@ from tests.support import ROOT
 pytestmark = pytest.mark.statemachine
 
 AWS = ROOT / ".venv-sam" / "bin" / "aws"
-AWS_PYTHON = ROOT / ".venv-sam" / "bin" / "python"
-BATCH = ROOT / "tests" / "aws_cli_batch.py"
 REGION, ACCOUNT = "us-east-1", "123456789012"
 # TestState needs no stack: a cloud of one topic is the cheapest endpoint that serves it.
 TEMPLATE = """\
@@ -72,16 +71,7 @@ COMPARED = next(i for i in CASES if i.endswith("/catch-0") and "$$." not in str(
 # --- running them -------------------------------------------------------------------------------
 def run_batch(commands: list[list[str]]) -> list[dict[str, Any]]:
     """The commands through tests/aws_cli_batch.py: one AWS CLI process for all of them."""
-    done = subprocess.run(
-        [str(AWS_PYTHON), str(BATCH)],
-        input=json.dumps(commands),
-        env={**os.environ, **CLI_ENV},
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    return list(json.loads(done.stdout))
+    return aws_cli_batch.run_batch(commands, CLI_ENV)
 
 
 def run_everything(tmp: Path) -> dict[str, Any]:
@@ -109,7 +99,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """run_everything() once per pytest run: under pytest-xdist this module's tests may be
     spread over several workers, and the first to get here runs it for all (the others read
     its file, under a lock, in the run's common temporary directory)."""
-    if not (AWS.exists() and AWS_PYTHON.exists()):
+    if not (AWS.exists() and aws_cli_batch.AWS_PYTHON.exists()):
         pytest.fail(f"{AWS} is missing: run `make bootstrap` (it installs the AWS CLI)")
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
