@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-from ingest_tools.local_pipeline import Pipeline, app_cloud
-from localcloud.cloud import LocalCloud
+if TYPE_CHECKING:  # imported by the fixtures: a run of test_external_endpoint.py alone (against
+    # LocalStack, AWS or `ingestctl local up`) does not load the local cloud (~2.5 s of CPU)
+    from ingest_tools.local_pipeline import Pipeline
+    from localcloud.cloud import LocalCloud
 
 # Modules whose every test leaves the stack as the next one needs it: they only ask it
 # questions whose answers no test changes (EventBridge TestEventPattern; the last test also
@@ -20,6 +23,8 @@ SHARED_STACK_MODULES = frozenset({"tests.e2e.test_localcloud_fidelity_event_patt
 @pytest.fixture(scope="module")
 def module_cloud() -> Iterator[LocalCloud]:
     """One LocalCloud for a whole module of SHARED_STACK_MODULES."""
+    from ingest_tools.local_pipeline import app_cloud
+
     with app_cloud() as running:
         yield running
 
@@ -31,12 +36,16 @@ def cloud(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
     if request.module.__name__ in SHARED_STACK_MODULES:
         yield request.getfixturevalue("module_cloud")
         return
+    from ingest_tools.local_pipeline import app_cloud
+
     with app_cloud() as running:
         yield running
 
 
 @pytest.fixture
 def pipeline(cloud: LocalCloud) -> Pipeline:
+    from ingest_tools.local_pipeline import Pipeline
+
     return Pipeline(cloud)
 
 
