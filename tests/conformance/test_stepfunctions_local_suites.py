@@ -38,7 +38,9 @@ pytestmark = [pytest.mark.conformance]
 HERE = Path(__file__).parent / "stepfunctions-local"
 ROOT = Path(__file__).parents[2]
 BIN = Path(sys.executable).parent
-AWS_CLI = Path(shutil.which("aws") or ROOT / ".venv-sam" / "bin" / "aws")
+# The AWS CLI `make bootstrap` pins (.venv-sam), else whichever `aws` is on PATH
+PINNED_CLI = ROOT / ".venv-sam" / "bin" / "aws"
+AWS_CLI = PINNED_CLI if PINNED_CLI.exists() else Path(shutil.which("aws") or PINNED_CLI)
 CLIENT_ENV = {
     "AWS_ACCESS_KEY_ID": "DUMMYIDEXAMPLE",  # the suites' aws-stepfunctions-local-credentials
     "AWS_SECRET_ACCESS_KEY": "DUMMYEXAMPLEKEY",
