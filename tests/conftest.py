@@ -109,7 +109,7 @@ WORKFLOW_TYPE_TESTS = {
 }
 # Tests, in modules that otherwise run in both passes, that start no execution of the per-object
 # workflow and assert nothing the template changes with WorkflowType (lease, timeouts, log level,
-# the workflow check): doctor checks of the event path.
+# the workflow check): doctor checks of the event path, the AWS CLI over `local up`.
 WORKFLOW_INDEPENDENT_TESTS = {
     "tests/e2e/test_doctor.py": {
         "test_a_disabled_rule_fails",
@@ -121,6 +121,9 @@ WORKFLOW_INDEPENDENT_TESTS = {
         "test_a_disabled_schedule_fails",
         "test_an_unreadable_stack_exits_2",
     },
+    # the AWS CLI against the stack over HTTP: the next test (the whole external suite, which
+    # reads executions over HTTP) is what runs again as EXPRESS
+    "tests/e2e/test_local_up.py": {"test_local_up_serves_the_pipeline_to_the_aws_cli"},
 }
 EXPRESS_FOLDERS = ("tests/e2e/", "tests/statemachine/")
 _ROOT = Path(__file__).resolve().parent.parent
