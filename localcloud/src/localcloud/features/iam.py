@@ -16,6 +16,7 @@ Installed when the cloud's IAM is on (``LOCALCLOUD_IAM``, ``LocalCloud(iam=...)`
 
 from __future__ import annotations
 
+import sys
 import threading
 from contextvars import ContextVar, copy_context
 from typing import TYPE_CHECKING, Any
@@ -38,35 +39,45 @@ class StoppedCloudError(RuntimeError):
     """An SDK call from an execution of a local cloud that has been stopped."""
 
 
-def _build_sdk_authorization(rt: Runtime) -> Targets:
-    authorizer = rt.authorizer
+#: the running cloud's authorizer, while its "authorize-sdk-calls" patch is installed
+_AUTHORIZER: Any = None
 
-    def stash_parameters(params: Any, context: Any, **_: Any) -> None:
-        context["localcloud_api_params"] = params
 
-    def before_call(model: Any, params: Any, context: Any, **_: Any) -> Any:
-        owner = _OWNER.get()
-        if owner is not None and owner is not authorizer:
-            raise StoppedCloudError(
-                f"{model.name}: this execution's local cloud was stopped; it cannot call the next"
-            )
-        if not authorizer.enabled:
-            return None
-        return authorizer.authorize(
-            CALLER.get() or authorizer.administrator,
-            model.service_model.signing_name,
-            model.name,
-            context.get("localcloud_api_params") or {},
-            region=str(context.get("client_region") or "us-east-1"),
-            secure=str(params.get("url", "https://")).startswith("https://"),
+def _stash_parameters(params: Any, context: Any, **_: Any) -> None:
+    context["localcloud_api_params"] = params
+
+
+def _before_call(model: Any, params: Any, context: Any, **_: Any) -> Any:
+    authorizer, owner = _AUTHORIZER, _OWNER.get()
+    if owner is not None and owner is not authorizer:
+        raise StoppedCloudError(
+            f"{model.name}: this execution's local cloud was stopped; it cannot call the next"
         )
+    if authorizer is None or not authorizer.enabled:
+        return None
+    return authorizer.authorize(
+        CALLER.get() or authorizer.administrator,
+        model.service_model.signing_name,
+        model.name,
+        context.get("localcloud_api_params") or {},
+        region=str(context.get("client_region") or "us-east-1"),
+        secure=str(params.get("url", "https://")).startswith("https://"),
+    )
 
+
+def _build_sdk_authorization(rt: Runtime) -> Targets:
+    """botocore's handlers of every session made from now on, plus two of module level that
+    act for whichever cloud runs (the same functions for every cloud: a session, and its
+    clients, made under one cloud authorize the next one's calls by the next one's rules)."""
     handlers = [
         *botocore_handlers.BUILTIN_HANDLERS,
-        ("before-parameter-build", stash_parameters),
-        ("before-call", before_call),
+        ("before-parameter-build", _stash_parameters),
+        ("before-call", _before_call),
     ]
-    return {(botocore_handlers, "BUILTIN_HANDLERS"): handlers}
+    return {
+        (botocore_handlers, "BUILTIN_HANDLERS"): handlers,
+        (sys.modules[__name__], "_AUTHORIZER"): rt.authorizer,
+    }
 
 
 def _build_thread_inheritance(rt: Runtime) -> Targets:
