@@ -5,8 +5,9 @@ Per task, moto builds a jsonpath_ng parser (a PLY yacc table) for every path it 
 per service call (asl/utils/boto_client.py ``boto_client_for``): together about a third of
 an execution's CPU. Parsed paths are immutable; boto3 clients are thread-safe once built
 (they are built under a lock here: boto3's default session is not). moto's
-``boto_client_for`` ignores ``state_credentials`` (fixed test keys), so one client per region
-and service is equivalent.
+``boto_client_for`` ignores ``state_credentials`` (fixed test keys), so one client per default
+session (cloud.py: one per process and list of botocore handlers), region and service is
+equivalent.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+import boto3
 from jsonpath_ng import parse as jp_parse
 from jsonpath_ng.ext import parse as jp_ext_parse
 from moto.stepfunctions.parser.asl.component.common.path import result_path
@@ -33,20 +35,23 @@ _cached_ext_parse = functools.lru_cache(maxsize=4096)(jp_ext_parse)
 _cached_jp_parse = functools.lru_cache(maxsize=4096)(jp_parse)
 
 
+_LOCK = threading.Lock()
+#: by boto3's default session (the local cloud keeps one per process and handler list), region
+#: and service: a client keeps nothing of a cloud, so the next cloud of the process reuses it
+_CLIENTS: dict[tuple[Any, str, str], Any] = {}
+
+
 def _build(rt: Runtime) -> Targets:
     boto_client_for = boto_client.boto_client_for
-    lock = threading.Lock()
-    clients: dict[tuple[str, str], Any] = {}
 
     def cached_boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
-        with lock:
-            client = clients.get((region, service))
+        key = (boto3.DEFAULT_SESSION, region, service)
+        with _LOCK:
+            client = _CLIENTS.get(key)
             if client is None:
-                client = boto_client_for(region, service)
-                clients[(region, service)] = client
+                client = _CLIENTS[key] = boto_client_for(region, service)
             return client
 
-    rt.on_close(clients.clear)
     service_classes()  # every integration module imported, so each is found below
     table: Targets = {
         (json_path, "parse"): _cached_ext_parse,
