@@ -11,7 +11,6 @@ shows it, so ``Execution.history`` holds only what the state machine's log level
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
 import shlex
 import uuid
@@ -23,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-import boto3.session
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from ingest_pipeline.models import state_pk, state_sk
+from localcloud.clients import client
 from localcloud.cloud import LOCAL_ENV, MOTO_CONFIG, REGION, LocalCloud
 from localcloud.console.extensions import ConsoleExtensions, NotFound
 from localcloud.execution_history import details_key, log_group_name, logged_history
@@ -149,14 +148,6 @@ def _wait_express(cloud: LocalCloud, arn: str, timeout: float, sfn: Any, logs: A
     )
 
 
-@functools.cache
-def _client(session: boto3.session.Session, service: str) -> Any:
-    """The driver's client of ``service`` from the cloud's default ``session`` (~10 ms of CPU
-    each): a client keeps nothing of a cloud (moto's backends hold the state), and the local
-    cloud gives every cloud of the process with the same handlers the same session."""
-    return session.client(service, region_name=REGION)
-
-
 class Pipeline:
     """The deployed stack plus the verbs the tests use."""
 
@@ -164,11 +155,11 @@ class Pipeline:
         assert cloud.stack is not None, "start the cloud first"
         self.cloud = cloud
         self.stack = stack = cloud.stack
-        session = boto3.DEFAULT_SESSION or boto3.session.Session()
-        self.s3, self.sfn = _client(session, "s3"), _client(session, "stepfunctions")
-        self.ddb, self.sqs = _client(session, "dynamodb"), _client(session, "sqs")
-        self.sns, self.events = _client(session, "sns"), _client(session, "events")
-        self.logs = _client(session, "logs")
+        # the local cloud's clients (localcloud.clients: one per process, not per cloud)
+        self.s3, self.sfn = client("s3", REGION), client("stepfunctions", REGION)
+        self.ddb, self.sqs = client("dynamodb", REGION), client("sqs", REGION)
+        self.sns, self.events = client("sns", REGION), client("events", REGION)
+        self.logs = client("logs", REGION)
         self.bucket = stack.outputs["IngestBucketName"]
         self.state_machine = stack.outputs["PipelineStateMachineArn"]
         self.table = stack.outputs["ObjectStateTableName"]

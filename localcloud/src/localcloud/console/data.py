@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import boto3
 from botocore.exceptions import ClientError
 
+from localcloud import clients
 from localcloud.console import extensions
 from localcloud.console.graph import TOP, graph
 from localcloud.execution_history import log_group_name, logged_history
@@ -50,15 +49,13 @@ STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_R
 MAX_PAGE = 1000  # ListExecutions' and GetExecutionHistory's own maximum maxResults
 MAX_PATH = 1000  # states entered: a Map over many items is summarized, not sent whole
 _NOT_FOUND = {"ExecutionDoesNotExist", "StateMachineDoesNotExist", "ResourceNotFound"}
-_CLIENTS = threading.Lock()  # boto3's default session is not thread-safe: the server's is
 
 
 NotFound = extensions.NotFound  # no state machine or execution with this ARN (404 over HTTP)
 
 
 def _client(cloud: LocalCloud, service: str) -> Any:
-    with _CLIENTS:
-        return boto3.client(service, region_name=cloud.region)
+    return clients.client(service, cloud.region)
 
 
 def _call(arn: str, call: Any, **kwargs: Any) -> Any:

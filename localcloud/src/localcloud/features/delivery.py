@@ -39,11 +39,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from moto.events.models import Rule
 
+from localcloud import clients
 from localcloud.features.transformer import apply_input_transformer
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
@@ -213,18 +213,11 @@ class DeliveryLog:
             pool.shutdown(wait=True)
 
 
-_clients: dict[tuple[str, str], Any] = {}
-_clients_lock = threading.Lock()
 _queue_urls: dict[str, str] = {}  # queue ARN -> URL (GetQueueUrl once per queue)
 
 
 def _client(service: str, region: str) -> Any:
-    with _clients_lock:
-        client = _clients.get((service, region))
-        if client is None:
-            client = boto3.client(service, region_name=region, config=_CLIENT_CONFIG)
-            _clients[(service, region)] = client
-        return client
+    return clients.client(service, region, _CLIENT_CONFIG)
 
 
 def _arn_parts(arn: str) -> tuple[str, str, str, str]:
@@ -444,17 +437,11 @@ def deliver_event(rt: Runtime, rule: Rule, event: dict[str, Any]) -> None:
 _orig_send_to_targets = Rule.send_to_targets
 
 
-def _close() -> None:
-    with _clients_lock:
-        _clients.clear()
-    _queue_urls.clear()
-
-
 def _build_delivery(rt: Runtime) -> Targets:
     def send_to_targets(rule: Rule, event: dict[str, Any], transform_input: bool = True) -> None:
         deliver_event(rt, rule, event)
 
-    rt.on_close(_close)
+    rt.on_close(_queue_urls.clear)
     return {(Rule, "send_to_targets"): send_to_targets}
 
 

@@ -27,12 +27,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-import boto3
 from botocore.config import Config
 from moto.awslambda.models import LambdaBackend
 from moto.awslambda.utils import get_backend
 from moto.sqs.models import sqs_backends
 
+from localcloud import clients
 from localcloud.features.clock import Clock
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
@@ -128,8 +128,8 @@ class EventSourceMappings:
 
     def __init__(self, account_id: str, region: str, clock: Clock) -> None:
         self.account_id, self.region, self.clock = account_id, region, clock
-        self._sqs = boto3.client("sqs", region_name=region, config=_CLIENT_CONFIG)
-        self._lambda = boto3.client("lambda", region_name=region, config=_CLIENT_CONFIG)
+        self._sqs = clients.client("sqs", region, _CLIENT_CONFIG)
+        self._lambda = clients.client("lambda", region, _CLIENT_CONFIG)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._busy = threading.Lock()

@@ -30,11 +30,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 from moto.scheduler.models import scheduler_backends
 
+from localcloud import clients
 from localcloud.features.clock import Clock
 from localcloud.iam import enforcement as iam
 
@@ -81,7 +81,7 @@ class Schedules:
         self.history: list[Invocation] = []
 
     def _client(self, service: str) -> Any:
-        return boto3.client(service, region_name=self.region, config=_CLIENT_CONFIG)
+        return clients.client(service, self.region, _CLIENT_CONFIG)
 
     def names(self) -> list[str]:
         backend = scheduler_backends[self.account_id][self.region]
