@@ -17,13 +17,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from samtranslator.yaml_helper import yaml_parse
+
+from localcloud.stack import load_template
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ROOT / "functions"
-TEMPLATE = yaml_parse((ROOT / "template.yaml").read_text())
+TEMPLATE = load_template(ROOT / "template.yaml")
 MAKEFILE = (FUNCTIONS / "Makefile").read_text()
 THIS_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 

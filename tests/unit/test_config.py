@@ -9,17 +9,17 @@ from typing import Any
 
 import msgspec
 import pytest
-from samtranslator.yaml_helper import yaml_parse
 
 from ingest_pipeline.config import EnvSettings, ReconcileSettings, Settings
 from ingest_pipeline.errors import ConfigurationError
 from ingest_pipeline.handlers import classify_error
 from ingest_pipeline.logic.policy import FailurePolicy, ReconcilePolicy
+from localcloud.stack import load_template
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).parents[2]
-TEMPLATE = yaml_parse((ROOT / "template.yaml").read_text())
+TEMPLATE = load_template(ROOT / "template.yaml")
 TIMEOUT_EVENT = json.loads((ROOT / "events" / "classify-error" / "states-timeout.json").read_text())
 MODELS: list[type[EnvSettings]] = [Settings, ReconcileSettings]
 

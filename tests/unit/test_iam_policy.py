@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from samtranslator.yaml_helper import yaml_parse
 
 from localcloud.iam.policy import (
     OPERATORS,
@@ -52,6 +51,7 @@ from localcloud.iam.policy import (
     parse_policy,
     unknown_condition_keys,
 )
+from localcloud.stack import load_template
 
 pytestmark = pytest.mark.unit
 
@@ -132,7 +132,7 @@ def _resolve(value: Any) -> Any:
 
 
 def template_statement(logical_id: str, sid: str) -> dict[str, Any]:
-    properties = yaml_parse(TEMPLATE.read_text())["Resources"][logical_id]["Properties"]
+    properties = load_template(TEMPLATE)["Resources"][logical_id]["Properties"]
     document = properties.get("PolicyDocument") or properties["KeyPolicy"]
     found = [s for s in document["Statement"] if s.get("Sid") == sid]
     assert len(found) == 1, f"{logical_id} has no statement {sid}"

@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,17 +24,14 @@ from ingest_pipeline.logic import identity
 from ingest_pipeline.logic.identity import ObjectIdentity
 from ingest_tools.recovery.formats import replay_event
 from localcloud.features.transformer import apply_input_transformer
+from localcloud.stack import load_template
 from tests.support import AWKWARD_KEYS, TEMPLATE, load_event
 
 pytestmark = pytest.mark.unit
 
 
 def _rule_transformer() -> dict[str, Any]:
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-    template = yaml.load(TEMPLATE.read_text(), Loader=Loader)  # noqa: S506 - SafeLoader subclass
+    template = load_template(TEMPLATE)
     events = template["Resources"]["PipelineStateMachine"]["Properties"]["Events"]
     return dict(events["ObjectCreated"]["Properties"]["InputTransformer"])
 

@@ -23,10 +23,17 @@ def load_template(path: Path) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=8)
 def parse_yaml(text: str) -> dict[str, Any]:
-    """The parsed template of ``text`` (cached: read it, never change it)."""
-    from samtranslator.yaml_helper import yaml_parse
+    """The parsed template of ``text`` (cached: read it, never change it): what SAM's
+    ``yaml_parse`` makes of it (its constructor of short intrinsic tags on a safe loader), with
+    libyaml's parser where PyYAML has it (~10x faster than the pure-Python one SAM uses)."""
+    import yaml  # type: ignore[import-untyped]
+    from samtranslator.yaml_helper import intrinsics_multi_constructor
 
-    parsed: dict[str, Any] = yaml_parse(text)
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        pass
+
+    Loader.add_multi_constructor("!", intrinsics_multi_constructor)
+    parsed: dict[str, Any] = yaml.load(text, Loader=Loader)  # noqa: S506 - a safe loader
     return parsed
 
 
