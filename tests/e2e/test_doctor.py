@@ -23,6 +23,7 @@ from ingest_pipeline.models import iso_ms
 from ingest_tools import cli
 from ingest_tools.doctor import Clients, Context, Status, run
 from ingest_tools.local_pipeline import REGION, Pipeline, app_cloud
+from localcloud.clients import client
 from tests.support import (
     claim_record,
     cli_json,
@@ -127,7 +128,7 @@ def assert_only(report: dict[str, Any], expected: dict[str, str]) -> None:
 def context(p: Pipeline, now: datetime) -> Context:
     """doctor's context for an in-process run at another time."""
     return Context(
-        clients=Clients.create(lambda service: boto3.client(service, region_name=REGION)),
+        clients=Clients.create(lambda service: client(service, REGION)),  # kept per process
         outputs=p.cloud.outputs,
         stack=p.cloud.stack_name,
         now=now,
