@@ -21,7 +21,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from ingest_pipeline.models import state_pk, state_sk
@@ -104,11 +103,9 @@ def wait_execution(
     loggingConfiguration, filtered by ``execution_arn``); output, error and cause are those
     of the logged end event, so None when the level or ``includeExecutionData`` leave them
     out, and the history is empty for a state machine that logs nothing."""
-    sfn = sfn or boto3.client("stepfunctions", region_name=cloud.region)
+    sfn = sfn or client("stepfunctions", cloud.region)
     if is_express_execution_arn(arn):
-        return _wait_express(
-            cloud, arn, timeout, sfn, logs or boto3.client("logs", region_name=cloud.region)
-        )
+        return _wait_express(cloud, arn, timeout, sfn, logs or client("logs", cloud.region))
     # the backend's status while it runs (no API call per wake-up), then the API's answers
     if not cloud.runtime.wait_until(lambda: executions.ended(arn), timeout):
         raise TimeoutError(f"timed out after {timeout}s waiting for execution {arn}")
@@ -481,7 +478,7 @@ def _plain(value: Any) -> Any:
 def _records(cloud: LocalCloud, **request: Any) -> Iterator[dict[str, Any]]:
     if "ObjectStateTableName" not in cloud.outputs or "IngestBucketName" not in cloud.outputs:
         raise NotFound("this stack has no ObjectStateTableName / IngestBucketName output")
-    ddb = boto3.client("dynamodb", region_name=cloud.region)
+    ddb = client("dynamodb", cloud.region)
     deserializer = TypeDeserializer()
     operation = "query" if "KeyConditionExpression" in request else "scan"
     pages = ddb.get_paginator(operation).paginate(
@@ -559,7 +556,7 @@ def _console_object(cloud: LocalCloud, key: str) -> dict[str, Any]:
     )
     if not records:
         raise NotFound(f"no state record for s3://{bucket}/{key}")
-    s3 = boto3.client("s3", region_name=cloud.region)
+    s3 = client("s3", cloud.region)
     reasons: dict[str, Any] = {}
     for record in records:
         quarantined = record.get("quarantine_key")
