@@ -376,9 +376,9 @@ def _aws_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ingest_tools import STACK_NAME, TEMPLATE
     from ingest_tools.dataset import add_commands as dataset_commands
     from ingest_tools.dataset_registry import add_registry_commands
-    from ingest_tools.local_pipeline import STACK_NAME, TEMPLATE
     from localcloud.cli import add_commands
 
     parser = argparse.ArgumentParser(prog="ingestctl", description=__doc__.split("\n\n")[0])

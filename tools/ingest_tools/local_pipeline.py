@@ -24,6 +24,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from ingest_pipeline.models import state_pk, state_sk
+from ingest_tools import ROOT, STACK_NAME, TEMPLATE
 from localcloud.clients import client
 from localcloud.cloud import LOCAL_ENV, MOTO_CONFIG, REGION, LocalCloud
 from localcloud.console.extensions import ConsoleExtensions, NotFound
@@ -47,9 +48,6 @@ __all__ = [
     "local_pipeline",
     "wait_execution",
 ]
-ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE = ROOT / "template.yaml"
-STACK_NAME = "ingest-local"  # the stack of every local cloud of this app (AWS::StackName)
 EVENTS = ROOT / "events"
 # The events that end an execution: the last of a logged history, when the level logs it.
 _END_EVENTS = ("ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted", "ExecutionTimedOut")

@@ -20,11 +20,13 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from localcloud.cloud import STACK_NAME, TEMPLATE, LocalCloud, parameter_overrides
-from localcloud.console.extensions import ConsoleExtensions
-from localcloud.stack import StackDeployError
+from localcloud import STACK_NAME, TEMPLATE
+
+if TYPE_CHECKING:  # loaded when a cloud starts: moto comes with it (~2.5 s of CPU)
+    from localcloud.cloud import LocalCloud
+    from localcloud.console.extensions import ConsoleExtensions
 
 __all__ = ["UsageError", "build_parser", "iam_report", "main", "patches", "serve_until_stopped"]
 
@@ -114,6 +116,8 @@ def serve_until_stopped(
     faults = read_json(args.faults, "--faults") if args.faults else None
     if faults is not None and not isinstance(faults, dict):
         raise UsageError(f"--faults {args.faults}: expected a JSON object, not {faults!r:.40}")
+    from localcloud.cloud import LocalCloud, parameter_overrides
+
     try:
         overrides = parameter_overrides(getattr(args, "parameter_overrides", None) or "")
     except ValueError as exc:
@@ -274,9 +278,18 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
-    except (UsageError, StackDeployError) as exc:
+    except Exception as exc:
+        if not _refused(exc):
+            raise
         print(f"localcloud {args.command}: {exc}", file=sys.stderr)
         return 2
+
+
+def _refused(exc: Exception) -> bool:
+    """A usage error, or a template the deploy refused (only raised once the stack module,
+    and moto with it, is loaded)."""
+    stack = sys.modules.get("localcloud.stack.base")
+    return isinstance(exc, UsageError) or bool(stack and isinstance(exc, stack.StackDeployError))
 
 
 if __name__ == "__main__":

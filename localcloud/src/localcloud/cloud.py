@@ -40,7 +40,7 @@ import botocore.handlers
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 
-from localcloud import registry
+from localcloud import STACK_NAME, TEMPLATE, registry
 from localcloud.console.extensions import ConsoleExtensions
 from localcloud.features import delivery, executions
 from localcloud.features.clock import Clock
@@ -65,8 +65,6 @@ __all__ = [
     "parameter_overrides",
 ]
 
-TEMPLATE = Path("template.yaml")  # as sam: the template.yaml of the working directory
-STACK_NAME = "local"
 REGION = "us-east-1"
 MOTO_CONFIG: Any = {
     "stepfunctions": {"execute_state_machine": True},
