@@ -17,11 +17,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+from test_published_patterns import served_pattern
 
 from localcloud.cloud import LocalCloud
 from localcloud.console.testing import launch, skip_reason
@@ -33,7 +33,6 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
-PATTERN = Path(__file__).parent / "published" / "s3-eventbridge-sfn" / "template.yaml"
 LABELS = {"Labels": [{"Name": "Cat", "Confidence": 99.0, "Parents": []}]}
 # an object key with a space, "+", "%" and non-ASCII: shown as it is, in the list and the page
 KEY = "photos/été 2024+100%/chat n°1.jpg"
@@ -81,15 +80,9 @@ def mock_config(machine_name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def cloud() -> Iterator[LocalCloud]:
-    with LocalCloud(PATTERN, stack_name="console-browser") as running:
-        running.serve(port=0)
-        arn = running.outputs["CatDetectorStateMachine"]
-        sfn = boto3.client("stepfunctions")
-        role = sfn.describe_state_machine(stateMachineArn=arn)["roleArn"]
-        sfn.create_state_machine(
-            name=RETRY_MACHINE, definition=json.dumps(RETRY_DEFINITION), roleArn=role
-        )
-        running.runtime.mock_config = mock_config(arn.rsplit(":", 1)[-1])
+    with served_pattern(
+        "console-browser", {RETRY_MACHINE: RETRY_DEFINITION}, mock_config
+    ) as running:
         yield running
 
 

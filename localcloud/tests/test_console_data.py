@@ -21,6 +21,7 @@ from typing import Any
 
 import boto3
 import pytest
+from test_published_patterns import served_pattern
 
 from localcloud.cloud import LocalCloud
 from localcloud.console import data
@@ -28,7 +29,6 @@ from localcloud.console.graph import graph
 
 pytestmark = [pytest.mark.e2e]
 
-PATTERN = Path(__file__).parent / "published" / "s3-eventbridge-sfn" / "template.yaml"
 REPO = Path(__file__).resolve().parents[2]
 LABELS = {"Labels": [{"Name": "Cat", "Confidence": 99.0, "Parents": []}]}
 INPUT = json.dumps({"detail": {"bucket": {"name": "b"}, "object": {"key": "photos/cat.jpg"}}})
@@ -283,15 +283,7 @@ def mock_config(pattern_machine: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def cloud() -> Iterator[LocalCloud]:
-    with LocalCloud(PATTERN, stack_name="console") as running:
-        running.serve(port=0)
-        arn = running.outputs["CatDetectorStateMachine"]
-        sfn = boto3.client("stepfunctions")
-        role = sfn.describe_state_machine(stateMachineArn=arn)["roleArn"]
-        sfn.create_state_machine(
-            name=RETRY_MACHINE, definition=json.dumps(RETRY_DEFINITION), roleArn=role
-        )
-        running.runtime.mock_config = mock_config(arn.rsplit(":", 1)[-1])
+    with served_pattern("console", {RETRY_MACHINE: RETRY_DEFINITION}, mock_config) as running:
         yield running
 
 

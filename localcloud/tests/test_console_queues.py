@@ -12,11 +12,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+from test_published_patterns import served_pattern
 
 from localcloud.cloud import LocalCloud
 from localcloud.console import queues, routes
@@ -24,13 +24,10 @@ from localcloud.console.extensions import ConsoleExtensions, NotFound
 
 pytestmark = [pytest.mark.e2e]
 
-PATTERN = Path(__file__).parent / "published" / "s3-eventbridge-sfn" / "template.yaml"
-
 
 @pytest.fixture(scope="module")
 def cloud() -> Iterator[LocalCloud]:
-    with LocalCloud(PATTERN, stack_name="console-queues") as running:
-        running.serve(port=0)
+    with served_pattern("console-queues") as running:
         yield running
 
 

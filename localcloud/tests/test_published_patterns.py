@@ -45,6 +45,27 @@ def wait_for(probe: Callable[[], T | None], what: str, timeout: float = 30) -> T
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+@contextlib.contextmanager
+def served_pattern(
+    stack_name: str,
+    machines: dict[str, dict[str, Any]] | None = None,
+    mock_config: Callable[[str], dict[str, Any]] | None = None,
+) -> Iterator[LocalCloud]:
+    """s3-eventbridge-sfn deployed and served over HTTP, with ``machines`` (name: definition)
+    created under its state machine's role, and ``mock_config(<its state machine's name>)`` as
+    the MockConfigFile of its executions' ``#TestCase``s."""
+    with LocalCloud(PATTERN / "template.yaml", stack_name=stack_name) as running:
+        running.serve(port=0)
+        arn = running.outputs["CatDetectorStateMachine"]
+        sfn = boto3.client("stepfunctions")
+        role = sfn.describe_state_machine(stateMachineArn=arn)["roleArn"]
+        for name, definition in (machines or {}).items():
+            sfn.create_state_machine(name=name, definition=json.dumps(definition), roleArn=role)
+        if mock_config is not None:
+            running.runtime.mock_config = mock_config(arn.rsplit(":", 1)[-1])
+        yield running
+
+
 def ended_execution(sfn: Any, state_machine: str) -> dict[str, Any] | None:
     executions = sfn.list_executions(stateMachineArn=state_machine)["executions"]
     return executions[0] if executions and executions[0]["status"] != "RUNNING" else None
