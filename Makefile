@@ -55,6 +55,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 SAM := $(SAM_VENV)/bin/sam
 DEV_STAMP := $(VENV)/.bootstrap-stamp
+BYTECODE_STAMP := $(VENV)/.bytecode-stamp
 UV := $(BIN)/uv
 UV_STAMP := $(VENV)/.uv-stamp
 SAM_STAMP := $(SAM_VENV)/.bootstrap-stamp
@@ -181,13 +182,24 @@ lint-imports: $(DEV_STAMP)  # import-linter contracts of pyproject.toml: localcl
 build: $(SAM_STAMP)  ## sam build into .aws-sam/ (cached, parallel)
 	@if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13: sam build ships the package" \
 	  "without bytecode (every cold start compiles it; README, Deploy)"; fi
-	RUNTIME_PYTHON="$(RUNTIME_PYTHON)" BYTECODE=$(if $(RUNTIME_PYTHON),1,0) \
+	wheel=$$(RUNTIME_PYTHON="$(RUNTIME_PYTHON)" BYTECODE=$(if $(RUNTIME_PYTHON),1,0) \
+	  $(MAKE) --no-print-directory -s -C functions wheel WHEEL_DIR=$(CURDIR)/.aws-sam/wheels); \
+	MSGSPEC_WHEEL="$$wheel" RUNTIME_PYTHON="$(RUNTIME_PYTHON)" BYTECODE=$(if $(RUNTIME_PYTHON),1,0) \
 	  $(SAM) build --template-file $(TEMPLATE) --cached --parallel
+
+# uv installs no bytecode, so the first processes to import moto, botocore and the rest
+# compile them, each its own copy while none is written: from a fresh clone the 3 pytest
+# workers of `make test` did it at once (about 15 s of CPU each). One collection compiles
+# what they all import first (pytest's rewritten test modules too); the lint checks and
+# sam build run beside it. Again only when .venv is installed again.
+$(BYTECODE_STAMP): $(DEV_STAMP)
+	$(BIN)/pytest --collect-only -q -p no:xdist -p no:cacheprovider > /dev/null
+	@touch $@
 
 # pytest exits 5 when it collects nothing; report that loudly instead of failing the run.
 # Every local cloud logs its IAM decisions to IAM_LOG; at the end the suite fails when an
 # Allow statement of template.yaml was needed by no call and is not justified (tests/conftest.py).
-pytest: $(DEV_STAMP) $(SAM_STAMP)  ## the whole pytest suite (pytest-xdist, PYTEST_WORKERS)
+pytest: $(BYTECODE_STAMP) $(SAM_STAMP)  ## the whole pytest suite (pytest-xdist, PYTEST_WORKERS)
 	@rm -rf $(IAM_LOG); rc=0; LOCALCLOUD_IAM_LOG=$(IAM_LOG) LOCALCLOUD_IAM_CHECK=1 \
 	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist $(PYTEST_DIST) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "!! pytest collected no tests"; rc=0; fi; exit $$rc
@@ -196,7 +208,7 @@ pytest: $(DEV_STAMP) $(SAM_STAMP)  ## the whole pytest suite (pytest-xdist, PYTE
 # per-object workflow as EXPRESS (every stack of the run gets WorkflowType=EXPRESS, as
 # `sam deploy --parameter-overrides`): tests/e2e and tests/statemachine less the modules that
 # cannot differ (tests/conftest.py, WORKFLOW_INDEPENDENT, marks the others workflow_type).
-pytest-express: $(DEV_STAMP) $(SAM_STAMP)  ## the workflow_type tests of tests/e2e and tests/statemachine as EXPRESS
+pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP)  ## the workflow_type tests of tests/e2e and tests/statemachine as EXPRESS
 	LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS" \
 	  $(BIN)/pytest -n $(EXPRESS_WORKERS) --dist $(PYTEST_DIST) -m workflow_type $(PYTEST_ARGS) \
 	  tests/e2e tests/statemachine

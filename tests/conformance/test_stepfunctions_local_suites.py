@@ -106,26 +106,19 @@ def make(directory: Path, target: str, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def wait_until_ended(url: str, execution_arn: str, env: dict[str, str]) -> str:
-    """As a user waits before the history queries (the sample's README: a few seconds)."""
+def wait_until_ended(url: str, execution_arn: str) -> str:
+    """As a user waits before the history queries (the sample's README: a few seconds); the
+    polls are DescribeExecution calls of this process (not an AWS CLI process each)."""
+    import boto3
+
+    stepfunctions = boto3.Session(
+        aws_access_key_id=CLIENT_ENV["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=CLIENT_ENV["AWS_SECRET_ACCESS_KEY"],
+        region_name=CLIENT_ENV["AWS_DEFAULT_REGION"],
+    ).client("stepfunctions", endpoint_url=url)
     deadline = time.monotonic() + 60
     while True:
-        described = subprocess.run(
-            [
-                str(AWS_CLI),
-                "stepfunctions",
-                "describe-execution",
-                "--endpoint-url",
-                url,
-                "--execution-arn",
-                execution_arn,
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        status = str(json.loads(described.stdout)["status"])
+        status = str(stepfunctions.describe_execution(executionArn=execution_arn)["status"])
         if status != "RUNNING" or time.monotonic() > deadline:
             return status
         time.sleep(0.2)
@@ -159,7 +152,7 @@ def test_app_local_testing_mock_config_makefile(tmp_path: Path) -> None:
             started = json.loads(make(suite, target, env))
             arn = f"arn:aws:states:us-east-1:123456789012:execution:LocalTesting:{name}"
             assert started["executionArn"] == arn
-            assert wait_until_ended(url, arn, env) == "SUCCEEDED"
+            assert wait_until_ended(url, arn) == "SUCCEEDED"
             found = json.loads(make(suite, history, env))
             assert found, f"make {history}: the query found no event"
             if target == "retry":  # three mocked InternalServerException, then the sentiment

@@ -70,17 +70,25 @@ def test_the_makefile_compiles_with_the_runtimes_python() -> None:
         assert resource["Properties"].get("Runtime", runtime) == runtime, name
 
 
-def test_the_build_ships_the_package_with_bytecode_that_python_uses(tmp_path: Path) -> None:
+@pytest.mark.parametrize("msgspec", ["pip install", "MSGSPEC_WHEEL"])
+def test_the_build_ships_the_package_with_bytecode_that_python_uses(
+    tmp_path: Path, msgspec: str
+) -> None:
     # This interpreter stands in for the runtime's (its own version, so its .pyc is read).
-    done = make(
-        "build-ProcessFunction",
-        tmp_path,
-        RUNTIME_PYTHON=sys.executable,
-        RUNTIME_VERSION=THIS_VERSION,
-        PIP_PLATFORM=f"manylinux2014_{platform.machine()}",  # msgspec's wheel for this machine
+    variables = {
+        "RUNTIME_PYTHON": sys.executable,
+        "RUNTIME_VERSION": THIS_VERSION,
+        "PIP_PLATFORM": f"manylinux2014_{platform.machine()}",  # msgspec's wheel for this machine
         # .venv has no pip (make bootstrap installs with uv): the Python that made it has one
-        PIP_PYTHON=sys._base_executable,
-    )
+        "PIP_PYTHON": sys._base_executable,
+    }
+    if msgspec == "MSGSPEC_WHEEL":  # fetched once, as the project's `make build` does
+        wheels = tmp_path / "wheels"
+        fetched = make("wheel", wheels, WHEEL_DIR=str(wheels), **variables)
+        assert fetched.returncode == 0, fetched.stderr
+        variables["MSGSPEC_WHEEL"] = fetched.stdout.strip()
+    tmp_path = tmp_path / "artifacts"
+    done = make("build-ProcessFunction", tmp_path, **variables)
     assert done.returncode == 0, done.stderr
     package = tmp_path / "ingest_pipeline"
     sources = {p.relative_to(package) for p in package.rglob("*.py")}
