@@ -80,6 +80,9 @@ def _existing_file(path: str, flag: str) -> Path:
 
 
 def _local_up(args: argparse.Namespace) -> int:
+    from localcloud import gc_tuning
+
+    gc_tuning.tune()  # before the local cloud loads (localcloud/gc_tuning.py)
     from ingest_tools.local_pipeline import console_extensions
     from localcloud.cli import serve_until_stopped
 
@@ -93,6 +96,9 @@ def _local_up(args: argparse.Namespace) -> int:
 
 
 def _local_demo(args: argparse.Namespace) -> int:
+    from localcloud import gc_tuning
+
+    gc_tuning.tune()
     from ingest_tools.demo import run_demo
 
     return run_demo(
