@@ -144,6 +144,7 @@ def test_the_pages_are_served_with_their_content_types(cloud: LocalCloud) -> Non
     base = f"{cloud.describe()['endpoint']}/_localcloud/console"
     expected = {
         "/": "text/html",
+        "/lib.js": "text/javascript",
         "/console.js": "text/javascript",
         "/console.css": "text/css",
         "/vendor/dagre.min.js": "text/javascript",

@@ -154,11 +154,7 @@ def test_a_healthy_stack_passes_every_check(
     assert report["stack"] == "ingest-local"
     assert all(c["action"] is None for c in report["checks"])
     failures = check(report, "execution-failures")["data"]
-    assert (failures["ended"], failures["failed"], failures["byStatus"]) == (
-        1,
-        0,
-        {"SUCCEEDED": 1},
-    )
+    assert (failures["ended"], failures["failed"], failures["byStatus"]) == (1, 0, {"SUCCEEDED": 1})
     # A deployed alarm is INSUFFICIENT_DATA until CloudWatch first evaluates it.
     by_state = check(report, "alarms")["data"]["byState"]
     assert "ALARM" not in by_state and sum(by_state.values()) == alarm_count(p)
