@@ -179,13 +179,13 @@ lint-checkov: $(CHECKOV_STAMP)
 lint-imports: $(DEV_STAMP)  # import-linter contracts of pyproject.toml: localcloud stands alone, no cycles
 	$(BIN)/lint-imports
 
+# (`make`, not $(MAKE), for the wheel: `make -n build` must print this recipe, not run it.)
 build: $(SAM_STAMP)  ## sam build into .aws-sam/ (cached, parallel)
 	@if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13: sam build ships the package" \
 	  "without bytecode (every cold start compiles it; README, Deploy)"; fi
-	wheel=$$(RUNTIME_PYTHON="$(RUNTIME_PYTHON)" BYTECODE=$(if $(RUNTIME_PYTHON),1,0) \
-	  $(MAKE) --no-print-directory -s -C functions wheel WHEEL_DIR=$(CURDIR)/.aws-sam/wheels); \
-	MSGSPEC_WHEEL="$$wheel" RUNTIME_PYTHON="$(RUNTIME_PYTHON)" BYTECODE=$(if $(RUNTIME_PYTHON),1,0) \
-	  $(SAM) build --template-file $(TEMPLATE) --cached --parallel
+	export RUNTIME_PYTHON="$(RUNTIME_PYTHON)" BYTECODE=$(if $(RUNTIME_PYTHON),1,0); \
+	MSGSPEC_WHEEL=$$(MAKEFLAGS= make --no-print-directory -s -C functions wheel \
+	  WHEEL_DIR=$(CURDIR)/.aws-sam/wheels) $(SAM) build --template-file $(TEMPLATE) --cached --parallel
 
 # uv installs no bytecode, so the first processes to import moto, botocore and the rest
 # compile them, each its own copy while none is written: from a fresh clone the 3 pytest
