@@ -42,7 +42,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 
 from localcloud import STACK_NAME, TEMPLATE, registry
 from localcloud.console.extensions import ConsoleExtensions
-from localcloud.features import delivery, executions
+from localcloud.features import delivery, executions, lambda_async
 from localcloud.features.clock import Clock
 from localcloud.features.delivery import DeliveryLog
 from localcloud.features.event_source_mappings import EventSourceMappings
@@ -369,9 +369,11 @@ class LocalCloud:
 
     # --- waiting ----------------------------------------------------------------------
     def settle(self, timeout: float = 30.0) -> None:
-        """Wait until deliveries, executions and event source mappings are all idle."""
+        """Wait until deliveries, asynchronous invocations, executions and event source
+        mappings are all idle."""
         if self.event_delivery:
             self.deliveries.drain(timeout)
+        lambda_async.async_invocations(self.runtime).drain(timeout)
         running = self.runtime.wait_until(lambda: not executions.running_executions(), timeout)
         if running is False:
             raise TimeoutError(f"executions still running after {timeout}s")

@@ -264,7 +264,7 @@ def _invoke_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str
         return _call_target(rule, target, payload)
 
 
-def _call_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str, Any]:
+def _call_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str, Any]:  # noqa: PLR0911 - one branch per target
     arn = target["Arn"]
     service, region, _, resource = _arn_parts(arn)
     if service == "states":
@@ -310,7 +310,22 @@ def _call_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str, 
                 "INVALID_PARAMETER", f"{entry['ErrorCode']}: {entry.get('ErrorMessage')}"
             )
         return {"EventId": entry["EventId"]}
-    # logs, archives, API destinations: moto's own implementation, one target at a time.
+    if service == "logs" and resource.startswith("log-group:"):
+        # moto's log-group target wants the event's "time" in epoch seconds (deliver_event
+        # has made it ISO 8601): the event is written here, as EventBridge does, one stream
+        # per delivery. Log group resource policies are not modelled.
+        group = resource.split(":", 1)[1].removesuffix(":*")
+        stream = str(uuid.uuid4())
+        logs = _client("logs", region)
+        with iam.acting_as(None):
+            logs.create_log_stream(logGroupName=group, logStreamName=stream)
+            logs.put_log_events(
+                logGroupName=group,
+                logStreamName=stream,
+                logEvents=[{"timestamp": int(time.time() * 1000), "message": payload}],
+            )
+        return {}
+    # archives, API destinations: moto's own implementation, one target at a time.
     single = copy.copy(rule)
     single.targets = [target]
     _orig_send_to_targets(single, json.loads(payload), transform_input=False)

@@ -33,7 +33,7 @@ import traceback
 import uuid
 import weakref
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -51,7 +51,29 @@ from localcloud.patching import Kind, Patch, Targets
 if TYPE_CHECKING:
     from localcloud.runtime import Handler, Runtime
 
-__all__ = ["PATCHES", "EnvironmentWaits", "FakeLambdaContext", "InProcessLambdaBackend"]
+__all__ = [
+    "PATCHES",
+    "REQUEST_ID_HEADER",
+    "EnvironmentWaits",
+    "FakeLambdaContext",
+    "InProcessLambdaBackend",
+    "InitError",
+]
+
+#: an invocation's request id, given by the local cloud's asynchronous queue (the same for
+#: each retry of one event, as on AWS): features/lambda_async.py
+REQUEST_ID_HEADER = "x-localcloud-request-id"
+
+
+class InitError(Exception):
+    """The function's environment could not start: its handler cannot be imported or found.
+    Raised by every invocation, as the Python runtime reports it (``errorType``
+    ``Runtime.ImportModuleError``, ``Runtime.HandlerNotFound``, ...): on Lambda, a function
+    whose code does not import is created all the same and fails when invoked."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
 
 
 class EnvironmentWaits:
@@ -114,6 +136,9 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
 
     runtime: Runtime  # set on the per-cloud subclass made by the patch
     environments: defaultdict[str, threading.Lock]
+    #: set by a stack deploy while it creates the stack: the handler of a function it has
+    #: created but not registered yet (a custom resource's provider is invoked then)
+    deploying: Callable[[str], Handler | None] | None = None
 
     def _in_environment(self, function: str, handler: Handler) -> Handler:
         """The handler as one Lambda execution environment runs it: one invocation at a time.
@@ -157,12 +182,16 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
     ) -> str | bytes | None:
         fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
         handler = self.runtime.handlers.get(fn.function_name)
+        if handler is None and self.deploying is not None:
+            handler = self.deploying(fn.function_name)
         if handler is None:
             return super().invoke(function_name, qualifier, body, headers, response_headers)
         if isinstance(body, bytes):
             body = body.decode()
         event = json.loads(body) if body else {}
         ctx = FakeLambdaContext(fn)
+        if isinstance(headers, dict) and headers.get(REQUEST_ID_HEADER):
+            ctx.aws_request_id = str(headers[REQUEST_ID_HEADER])
         rec: dict[str, Any] = {
             "function": fn.function_name,
             "event": event,
@@ -189,13 +218,14 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
                 }
             ).encode()
         except Exception as e:  # function error, as the Python runtime reports it
-            rec["outcome"] = type(e).__name__
+            error_type = e.error_type if isinstance(e, InitError) else type(e).__name__
+            rec["outcome"] = error_type
             response_headers["x-amz-function-error"] = "Unhandled"
             tb = e.__traceback__.tb_next if e.__traceback__ else None  # drop this frame
             return json.dumps(
                 {
                     "errorMessage": str(e),
-                    "errorType": type(e).__name__,
+                    "errorType": error_type,
                     "requestId": ctx.aws_request_id,
                     "stackTrace": traceback.format_tb(tb),
                 }

@@ -108,6 +108,10 @@ def _invoke(self: LambdaResponse) -> tuple[int, dict[str, str], str | bytes]:
         return 204, response_headers, payload
     if self.headers.get("X-Amz-Log-Type") != "Tail":
         response_headers.pop("x-amz-log-result", None)
+    # AWS: "X-Amz-Executed-Version: the version of the function that executed" ($LATEST, or
+    # the number the qualifier resolved to); moto sends none.
+    executed = self.backend.get_function(function_name, qualifier).version
+    response_headers.setdefault("x-amz-executed-version", str(executed))
     return 200, response_headers, payload
 
 

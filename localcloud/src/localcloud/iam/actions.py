@@ -35,6 +35,12 @@ KNOWN_CONDITION_KEYS = frozenset(
         "s3:delimiter",
         "kms:ViaService",
         "kms:CallerAccount",
+        "iam:AWSServiceName",  # iam:CreateServiceLinkedRole's AWSServiceName
+        # Only in iam:PassRole requests, which AWS makes when a call hands a role to a service
+        # (CreateFunction, CreateStateMachine, a task starting an ECS task ...): the local
+        # cloud never checks iam:PassRole, so a statement conditioned on these never decides.
+        "iam:PassedToService",
+        "iam:AssociatedResourceArn",
     }
 )
 # botocore signing name -> IAM action prefix, where they differ
@@ -165,7 +171,7 @@ def _function_arn(name: str, qualifier: Any, region: str, account: str) -> str:
     return f"{name}:{qualifier}" if qualifier and name.count(":") == 6 else name
 
 
-def required(  # noqa: PLR0911 - one branch per service
+def required(  # noqa: PLR0911, PLR0912 - one branch per service
     signing_name: str, operation: str, params: Mapping[str, Any], region: str, account: str
 ) -> list[Need]:
     """The authorizations AWS checks for ``operation`` of the service ``signing_name``."""
@@ -198,6 +204,9 @@ def required(  # noqa: PLR0911 - one branch per service
             _function_arn(str(name), params.get("Qualifier"), region, account) if name else "*"
         )
         return [Need(action, resource)]
+    if prefix == "iam" and operation == "CreateServiceLinkedRole":
+        service = {"iam:AWSServiceName": params.get("AWSServiceName", "")}
+        return [Need("iam:CreateServiceLinkedRole", "*", service)]
     if prefix == "kms":
         key = str(params.get("KeyId", "*"))
         if not key.startswith("arn:") and key != "*":
@@ -215,4 +224,9 @@ def required(  # noqa: PLR0911 - one branch per service
         ]
     if prefix == "sts" and operation == "GetCallerIdentity":
         return []  # needs no permission
+    if prefix == "scheduler" and operation.endswith("Schedule"):
+        # resource type schedule: arn:aws:scheduler:<region>:<account>:schedule/<group>/<name>
+        group = params.get("GroupName") or "default"
+        resource = f"arn:aws:scheduler:{region}:{account}:schedule/{group}/{params.get('Name')}"
+        return [Need(f"scheduler:{operation}", resource)]
     return [Need(f"{prefix}:{operation}", "*")]

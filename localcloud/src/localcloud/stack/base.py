@@ -23,27 +23,30 @@ class StackDeployError(RuntimeError):
 
 
 class UnsupportedResourceError(StackDeployError):
-    """Resources whose type moto's CloudFormation cannot create (and no shim covers)."""
+    """Resources of a type the local cloud cannot create (moto's CloudFormation would skip
+    them without a word)."""
 
     def __init__(self, resources: dict[str, str]) -> None:
         self.resources = dict(resources)  # logical id -> type
         listed = ", ".join(f"{lid} ({rtype})" for lid, rtype in sorted(resources.items()))
         super().__init__(
-            f"moto's CloudFormation cannot create {len(resources)} resource(s): {listed}. "
-            "Add a shim to localcloud.stack.SHIMS or change the template; "
-            "moto itself would skip them silently."
+            f"the local cloud cannot create {len(resources)} resource(s) of this template: "
+            f"{listed}. Their types are outside its scope (localcloud/README.md lists it): "
+            "deploy this template to AWS, or test a template without them (a Condition "
+            "can leave them out locally)."
         )
 
 
 class UnsupportedPropertyError(StackDeployError):
-    """Properties moto would ignore without a word (and nothing here applies)."""
+    """Properties the local cloud cannot run (moto would ignore them without a word)."""
 
     def __init__(self, properties: dict[str, list[str]]) -> None:
         self.properties = {lid: sorted(props) for lid, props in properties.items()}
         listed = "; ".join(f"{lid}: {', '.join(p)}" for lid, p in sorted(self.properties.items()))
         super().__init__(
-            f"moto would ignore these properties: {listed}. Apply them in "
-            "localcloud.stack (PROPERTY_SUPPORT) or change the template."
+            f"the local cloud cannot run these properties, so it does not deploy them: "
+            f"{listed}. It would otherwise ignore them, and behave unlike AWS: deploy this "
+            "template to AWS, or test one without them (a Condition can leave them out)."
         )
 
 

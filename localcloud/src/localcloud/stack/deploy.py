@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
+import importlib.util
 import io
 import json
 import logging
@@ -17,12 +20,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from localcloud.features.lambda_runtime import InitError
 from localcloud.iam import enforcement as iam
 from localcloud.iam.actions import Need
 from localcloud.iam.enforcement import IAM_VARIABLE
 from localcloud.patching import PatchSet, speedups_enabled, without_from_environment
 from localcloud.runtime import Runtime
-from localcloud.stack import patches, snapshot
+from localcloud.stack import custom_resources, patches, snapshot
 from localcloud.stack import speedups as speedup_patches
 from localcloud.stack.base import (
     _UNRESOLVED,
@@ -67,7 +71,17 @@ class _MotoLogCapture(logging.Handler):
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        message = record.getMessage()
+        if message.startswith(_RUN_TIME_WARNINGS):  # the state runs, and fails, when entered
+            LOG.info("moto: %s", message)
+        else:
+            self.messages.append(message)
+
+
+# moto's warnings about what happens when an execution runs, not about the deploy: a task of a
+# service outside the local cloud's scope is called through moto's client for it when the
+# state is entered, and fails there as that service answers (AWS would deploy it too).
+_RUN_TIME_WARNINGS = ("Unsupported Optimised service integration",)
 
 
 def deploy_patch_set(*, speedups: bool | None = None) -> PatchSet:
@@ -177,17 +191,72 @@ def _function_environment(configs: dict[str, dict[str, Any]]) -> dict[str, str]:
     return merged
 
 
-def _resolve_handler(handler: str, where: str) -> Callable[[Any, Any], Any]:
+def _resolve_handler(handler: str, where: str, code_dir: Path | None) -> Callable[[Any, Any], Any]:
+    """The Handler's function, from the function's own code directory: a module of the same
+    name in another function's directory (``app.py``, inline code's ``index.py``) is loaded
+    again under a name of its own, as each function has its own /var/task on Lambda.
+
+    A handler that cannot be imported or found does not stop the deploy (CloudFormation
+    creates the function all the same): every invocation fails as Lambda's Python runtime
+    reports it, and the deploy logs it at once."""
     module_name, _, attribute = handler.rpartition(".")
-    if not module_name:
-        raise StackDeployError(f"{where}: Handler {handler!r} is not 'module.function'")
     try:
-        target = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise StackDeployError(f"{where}: cannot import Handler {handler!r}: {exc}") from exc
-    if not callable(target):
-        raise StackDeployError(f"{where}: Handler {handler!r} is not callable")
+        if not module_name:
+            raise InitError("Runtime.MalformedHandlerName", f"Bad handler '{handler}': not "
+                            "enough values to unpack (expected 2, got 1)")  # fmt: skip
+        try:
+            module = importlib.import_module(module_name)
+            expected = _module_file(code_dir, module_name)
+            loaded = getattr(module, "__file__", None)
+            if expected is not None and (not loaded or Path(loaded).resolve() != expected):
+                module = _load_private(module_name, expected, where)
+        except Exception as exc:  # the runtime's message; the import's traceback is logged
+            raise InitError("Runtime.ImportModuleError",
+                            f"Unable to import module '{module_name}': {exc}") from exc  # fmt: skip
+        target = getattr(module, attribute, None)
+        if not callable(target):
+            raise InitError("Runtime.HandlerNotFound",
+                            f"Handler '{attribute}' missing on module '{module_name}'")  # fmt: skip
+    except InitError as error:
+        LOG.warning("%s: every invocation will fail: %s: %s", where, error.error_type, error)
+        return functools.partial(_init_failed, error)
     return target  # type: ignore[no-any-return]
+
+
+def _init_failed(error: InitError, event: Any, context: Any) -> Any:
+    raise error
+
+
+def _module_file(code_dir: Path | None, module_name: str) -> Path | None:
+    if code_dir is None:
+        return None
+    base = code_dir.joinpath(*module_name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def _load_private(module_name: str, path: Path, where: str) -> Any:
+    if "." in module_name or path.name == "__init__.py":
+        raise StackDeployError(
+            f"{where}: package {module_name} is also another function's, from another "
+            "directory; functions share one process here, so a package may be one function's "
+            "only (give one of them another name)"
+        )
+    name = f"{module_name}@{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
 
 
 class _Artifacts:
@@ -225,6 +294,7 @@ def _prepare(
         transformed = sam_transform(source, parameters, region=upload.region)
     except Exception as exc:  # samtranslator's InvalidDocumentException lists every problem
         raise StackDeployError(f"SAM transform of {template.name} failed: {exc}") from exc
+    _check_references(transformed)
     unsupported = unsupported_resources(transformed)
     if unsupported:
         raise UnsupportedResourceError(unsupported)
@@ -236,6 +306,41 @@ def _prepare(
         LOG.info("no local effect (accepted): %s", ", ".join(inert))
     _check_ssm_parameters(transformed, parameters, upload.clients)
     return transformed, code_dirs
+
+
+_PSEUDO = {"AWS::AccountId", "AWS::NotificationARNs", "AWS::NoValue", "AWS::Partition",
+           "AWS::Region", "AWS::StackId", "AWS::StackName", "AWS::URLSuffix"}  # fmt: skip
+
+
+def _check_references(template: dict[str, Any]) -> None:
+    """A Ref or Fn::GetAtt of nothing the template declares is refused as CloudFormation
+    refuses it ("Unresolved resource dependencies"), not left to fail inside moto."""
+    names = set(template.get("Resources") or {}) | set(template.get("Parameters") or {}) | _PSEUDO
+
+    def unresolved(node: Any) -> set[str]:
+        found: set[str] = set()
+        if isinstance(node, dict):
+            if isinstance(node.get("Ref"), str) and node["Ref"] not in names:
+                found.add(node["Ref"])
+            target = node.get("Fn::GetAtt")
+            if isinstance(target, str):
+                target = target.split(".", 1)
+            if isinstance(target, list) and target and isinstance(target[0], str):
+                found |= {target[0]} - names
+            for value in node.values():
+                found |= unresolved(value)
+        elif isinstance(node, list):
+            for value in node:
+                found |= unresolved(value)
+        return found
+
+    for section in ("Resources", "Outputs"):
+        missing = unresolved(template.get(section) or {})
+        if missing:
+            raise StackDeployError(
+                f"Template format error: Unresolved resource dependencies "
+                f"[{', '.join(sorted(missing))}] in the {section} block of the template"
+            )
 
 
 def _register_handlers(
@@ -259,7 +364,7 @@ def _register_handlers(
             runtime = str(configs[lid].get("Runtime", ""))
             if not runtime.startswith("python"):
                 raise StackDeployError(f"{lid}: runtime {runtime} cannot run in-process")
-            handlers[name] = _resolve_handler(configs[lid]["Handler"], lid)
+            handlers[name] = _resolve_handler(configs[lid]["Handler"], lid, code_dirs.get(lid))
         cold_start(code_dirs.values())
     except BaseException:
         DeployedStack("", region, {}, {}, {}, {}, {}, previous).restore_environment()
@@ -278,7 +383,12 @@ def _create(
 ) -> snapshot.Recorded:
     """create_stack, then what it made checked as AWS would refuse it."""
     region = clients.region
-    _create_stack(clients, stack_name, json.dumps(transformed), parameters, runtime=runtime)
+    with custom_resources.early_handlers(  # a custom resource invokes its function meanwhile
+        runtime, region, stack_name, transformed=transformed, code_dirs=code_dirs,
+        resolve_handler=_resolve_handler,
+        managed_policies=lambda physical: _managed_policies(transformed, physical),
+    ):  # fmt: skip
+        _create_stack(clients, stack_name, json.dumps(transformed), parameters, runtime=runtime)
     cfn = clients("cloudformation")
     described = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
     outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
@@ -353,7 +463,7 @@ def deploy(
             runtime=runtime,
             code_dirs=code_dirs,
         )
-        if digest:
+        if digest and not custom_resources.present(recorded.types):  # providers act outside moto
             snapshot.record(digest, recorded)
     else:
         runtime.deploy_report.clear()
@@ -364,7 +474,7 @@ def deploy(
     environment, previous = _register_handlers(
         functions, code_dirs, recorded.configs, runtime.handlers, clients.region
     )
-    return DeployedStack(
+    return custom_resources.stack_type(types)(  # with custom resources: deleted on stop
         stack_name=stack_name,
         region=region,
         outputs=recorded.outputs,

@@ -139,6 +139,10 @@ def _apply_function(name: str, props: dict[str, Any], fn: Any, clients: DeployCl
         fn.ephemeral_storage = int(props["EphemeralStorage"]["Size"])
     if "Tags" in props:
         fn.tags = {tag["Key"]: tag["Value"] for tag in props["Tags"]}
+    if "DeadLetterConfig" in props:  # checked as Lambda checks it (features/lambda_async_config.py)
+        from localcloud.features.lambda_async_config import set_dead_letter_config
+
+        set_dead_letter_config(fn, props["DeadLetterConfig"])
 
 
 _APPLIERS: dict[str, Callable[[str, dict[str, Any], Any, DeployClients], None]] = {

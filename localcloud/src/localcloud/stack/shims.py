@@ -1,6 +1,6 @@
 """Shims for resource types moto's CloudFormation does not create (BucketPolicy, QueuePolicy,
-Subscription, Alarm, QueryDefinition, ScheduleGroup, Schedule), and public layer versions moto
-has never seen."""
+TopicPolicy, Lambda Alias, Subscription, Alarm, QueryDefinition, ScheduleGroup, Schedule), and
+public layer versions moto has never seen."""
 
 from __future__ import annotations
 
@@ -114,6 +114,66 @@ class _QueuePolicy(_Shim):
         backend = sqs_backends[account_id][region_name]
         for queue in self.queues:
             backend.set_queue_attributes(queue, {"Policy": ""})
+
+
+class _TopicPolicy(_Shim):
+    TYPE = "AWS::SNS::TopicPolicy"
+    PROPERTIES = frozenset({"Topics", "PolicyDocument"})
+
+    def __init__(self, name: str, account_id: str, region: str, topics: list[str]) -> None:
+        super().__init__(name, account_id, region)
+        self.topics = topics
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        document = props["PolicyDocument"]
+        policy = document if isinstance(document, str) else json.dumps(document)
+        backend = sns_backends[account_id][region]
+        for topic in props["Topics"]:
+            backend.set_topic_attribute(topic, "policy", policy)  # as SetTopicAttributes does
+        return cls(name, account_id, region, list(props["Topics"]))
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        backend = sns_backends[account_id][region_name]
+        for arn in self.topics:  # the topic's default policy again, as SNS creates it
+            topic = backend.topics.get(arn)
+            if topic is not None:
+                topic._policy_json = topic._create_default_topic_policy(
+                    region_name, account_id, topic.name
+                )
+
+
+class _Alias(_Shim):
+    """AWS::Lambda::Alias (what SAM's AutoPublishAlias makes): Ref is the alias ARN."""
+
+    TYPE = "AWS::Lambda::Alias"
+    PROPERTIES = frozenset({"FunctionName", "FunctionVersion", "Name", "Description",
+                            "RoutingConfig", "ProvisionedConcurrencyConfig"})  # fmt: skip
+    ATTRIBUTES = frozenset({"AliasArn"})
+
+    def __init__(self, arn: str, account_id: str, region: str, function: str, name: str) -> None:
+        super().__init__(arn, account_id, region)
+        self.aliasarn, self.function, self.name = arn, function, name
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.awslambda.utils import get_backend
+
+        backend = get_backend(account_id, region)
+        function = backend.get_function(props["FunctionName"]).function_name
+        alias = backend.create_alias(
+            name=props["Name"],
+            function_name=function,
+            function_version=str(props["FunctionVersion"]),
+            description=props.get("Description", ""),
+            routing_config=props.get("RoutingConfig"),
+        )
+        return cls(alias.arn, account_id, region, function, props["Name"])
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.awslambda.utils import get_backend
+
+        get_backend(account_id, region_name).delete_alias(self.name, self.function)
 
 
 class _Subscription(_Shim):
@@ -301,16 +361,50 @@ class _Schedule(_Shim):
         )
 
 
+class _EventInvokeConfig(_Shim):
+    """AWS::Lambda::EventInvokeConfig (SAM's EventInvokeConfig) -> PutFunctionEventInvokeConfig,
+    checked as Lambda checks it (features/lambda_async_config.py: ranges, destinations the execution
+    role may write); the asynchronous invocations honour it."""
+
+    TYPE = "AWS::Lambda::EventInvokeConfig"
+    PROPERTIES = frozenset({"FunctionName", "Qualifier", "MaximumRetryAttempts",
+                            "MaximumEventAgeInSeconds", "DestinationConfig"})  # fmt: skip
+
+    def __init__(self, name: str, account_id: str, region: str, function: str) -> None:
+        super().__init__(name, account_id, region)
+        self.function = function
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.awslambda.utils import get_backend
+
+        backend = get_backend(account_id, region)
+        function = backend.get_function(props["FunctionName"]).function_name
+        config = {k: props[k] for k in ("MaximumRetryAttempts", "MaximumEventAgeInSeconds",
+                                        "DestinationConfig") if k in props}  # fmt: skip
+        backend.put_function_event_invoke_config(function, config)
+        qualifier = props.get("Qualifier", "$LATEST")
+        return cls(f"{function}:{qualifier}", account_id, region, function)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.awslambda.utils import get_backend
+
+        get_backend(account_id, region_name).delete_function_event_invoke_config(self.function)
+
+
 SHIMS: dict[str, type[_Shim]] = {
     shim.TYPE: shim
     for shim in (
         _BucketPolicy,
         _QueuePolicy,
+        _TopicPolicy,
+        _Alias,
         _Subscription,
         _Alarm,
         _QueryDefinition,
         _ScheduleGroup,
         _Schedule,
+        _EventInvokeConfig,
     )
 }
 

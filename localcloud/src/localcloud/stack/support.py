@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 
 from moto.cloudformation import parsing as cfn_parsing
 
+from localcloud.features import cloudformation_custom_resources as custom_resources
 from localcloud.stack.shims import SHIMS
 
 
@@ -15,12 +16,15 @@ def moto_supported_types() -> frozenset[str]:
 
 
 def unsupported_resources(template: dict[str, Any]) -> dict[str, str]:
-    """logical id -> type of each resource neither moto nor a shim can create."""
+    """logical id -> type of each resource neither moto nor a shim can create (a custom
+    resource runs when the cloudformation-custom-resources patch is installed)."""
     supported = moto_supported_types() | SHIMS.keys()
+    custom = custom_resources.installed()
     return {
         logical_id: resource.get("Type", "<no Type>")
         for logical_id, resource in (template.get("Resources") or {}).items()
         if resource.get("Type") not in supported
+        and not (custom and custom_resources.is_custom_resource_type(str(resource.get("Type"))))
     }
 
 
@@ -51,8 +55,11 @@ PROPERTY_SUPPORT: dict[str, Support] = {
         moto=frozenset({"Code", "FunctionName", "Handler", "Role", "Runtime", "Description",
                         "MemorySize", "Timeout", "VpcConfig", "Environment",
                         "ReservedConcurrentExecutions"}),
-        applied=frozenset({"Layers", "TracingConfig", "Architectures", "EphemeralStorage", "Tags"}),
-        inert=frozenset({"LoggingConfig"}),  # handler logs go to the test process
+        applied=frozenset({"Layers", "TracingConfig", "Architectures", "EphemeralStorage", "Tags",
+                           "DeadLetterConfig"}),
+        # LoggingConfig: handler logs go to the test process; RuntimeManagementConfig: one
+        # runtime version here; PackageType: Zip (Image is refused below)
+        inert=frozenset({"LoggingConfig", "RuntimeManagementConfig", "PackageType"}),
     ),
     # created by fixes/sfn_cloudformation_state_machine.py (StateMachineType STANDARD or
     # EXPRESS, checked below and, when an intrinsic, by the shim; EXPRESS executions:
@@ -85,6 +92,8 @@ def unsupported_properties(template: dict[str, Any]) -> dict[str, list[str]]:
             continue
         bad = [p for p in props if p not in known]
         machine_type = props.get("StateMachineType", "STANDARD")
+        if rtype == "AWS::Lambda::Function" and props.get("PackageType", "Zip") != "Zip":
+            bad.append(f"PackageType={props['PackageType']} (container images need Docker)")
         if (
             rtype == "AWS::StepFunctions::StateMachine"
             and isinstance(machine_type, str)  # an intrinsic: the shim checks its value

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
+import os
+import shutil
+import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,9 +21,12 @@ from localcloud.stack.base import StackDeployError
 
 # ------------------------------------------------------------------ template preparation
 def load_template(path: Path) -> dict[str, Any]:
-    """A SAM/CloudFormation YAML or JSON template, short tags (!Ref, !Sub ...) expanded."""
+    """A SAM/CloudFormation YAML or JSON template, short tags (!Ref, !Sub ...) expanded. A
+    top-level section with nothing under it (``Parameters:`` followed only by comments) is read
+    as absent, as CloudFormation deploys such a template."""
     text = Path(path).read_text()
-    return copy.deepcopy(parse_yaml(text))
+    template = copy.deepcopy(parse_yaml(text))
+    return {key: value for key, value in template.items() if value is not None}
 
 
 @functools.lru_cache(maxsize=8)
@@ -41,6 +49,44 @@ def _is_local(uri: Any) -> bool:
     return isinstance(uri, str) and not uri.startswith("s3://")
 
 
+def inline_code_dir(code: str) -> Path:
+    """A directory holding ``code`` as ``index.py``, where Lambda puts a Python function's
+    inline code (``InlineCode``, ``Code.ZipFile``: handler ``index.<function>``)."""
+    return _code_dir({"index.py": code.encode()})
+
+
+def code_dir(path: Path) -> Path:
+    """What Lambda's /var/task holds for a CodeUri: a directory as it is; a .zip file (what
+    ``sam package`` uploads) unpacked; another file alone, as ``sam package`` zips it."""
+    if path.is_dir():
+        return path
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            return _code_dir({i.filename: archive.read(i) for i in archive.infolist()
+                              if not i.is_dir()})  # fmt: skip
+    return _code_dir({path.name: path.read_bytes()})
+
+
+def _code_dir(files: dict[str, bytes]) -> Path:
+    """A directory of ``files``, one per content, so that a deploy finds the last one's."""
+    digest = hashlib.sha256(json.dumps(sorted((k, v.hex()) for k, v in files.items())).encode())
+    where = Path(tempfile.gettempdir()) / "localcloud-code" / digest.hexdigest()[:16]
+    if not where.is_dir():
+        partial = where.with_name(f"{where.name}.{os.getpid()}")
+        for name, content in files.items():
+            target = (partial / name).resolve()
+            if not target.is_relative_to(partial.resolve()):
+                raise StackDeployError(f"code archive entry {name!r} is outside its directory")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        partial.mkdir(parents=True, exist_ok=True)
+        try:
+            partial.rename(where)
+        except OSError:  # another process made it meanwhile
+            shutil.rmtree(partial, ignore_errors=True)
+    return where
+
+
 def localize(
     template: dict[str, Any], base_dir: Path, upload: Callable[[Path], dict[str, str]]
 ) -> tuple[dict[str, Any], dict[str, Path]]:
@@ -61,18 +107,26 @@ def localize(
 
     global_code: Path | None = None
     if _is_local(global_fn.get("CodeUri")):
-        global_code = local_path(global_fn["CodeUri"], "Globals.Function.CodeUri")
-        global_fn["CodeUri"] = upload(global_code)
+        path = local_path(global_fn["CodeUri"], "Globals.Function.CodeUri")
+        global_code = code_dir(path)
+        global_fn["CodeUri"] = upload(path)
 
     code_dirs: dict[str, Path] = {}
     for logical_id, resource in resources.items():
         rtype, props = resource.get("Type"), resource.get("Properties") or {}
         if rtype == "AWS::Serverless::Function":
             if _is_local(props.get("CodeUri")):
-                code_dirs[logical_id] = local_path(props["CodeUri"], f"{logical_id}.CodeUri")
-                props["CodeUri"] = upload(code_dirs[logical_id])
+                path = local_path(props["CodeUri"], f"{logical_id}.CodeUri")
+                code_dirs[logical_id] = code_dir(path)
+                props["CodeUri"] = upload(path)
+            elif isinstance(props.get("InlineCode"), str):
+                code_dirs[logical_id] = inline_code_dir(props["InlineCode"])
             elif "CodeUri" not in props and "InlineCode" not in props and global_code:
                 code_dirs[logical_id] = global_code
+        elif rtype == "AWS::Lambda::Function" and isinstance(
+            (props.get("Code") or {}).get("ZipFile"), str
+        ):
+            code_dirs[logical_id] = inline_code_dir(props["Code"]["ZipFile"])
         elif rtype == "AWS::Serverless::LayerVersion" and _is_local(props.get("ContentUri")):
             props["ContentUri"] = upload(
                 local_path(props["ContentUri"], f"{logical_id}.ContentUri")
@@ -84,7 +138,8 @@ def localize(
                     f"{logical_id}.DefinitionUri {uri!r}: only local definition files are "
                     "supported locally (moto does not read DefinitionS3Location)"
                 )
-            props["Definition"] = json.loads(
+            # a .json or .yaml file, as SAM reads it
+            props["Definition"] = parse_yaml(
                 local_path(uri, f"{logical_id}.DefinitionUri").read_text()
             )
         resource["Properties"] = props

@@ -1,0 +1,536 @@
+"""Lambda asynchronous invocation, as AWS runs it.
+
+AWS (Lambda Developer Guide, "Asynchronous invocation", "How Lambda handles errors and
+retries with asynchronous invocation", "Capturing records of Lambda asynchronous
+invocations", "Dead-letter queues"):
+
+* ``Invoke`` with ``InvocationType=Event`` queues the event and answers 202 at once; a
+  separate process runs the function. S3 notifications, SNS subscriptions (protocol
+  ``lambda``), EventBridge rule targets and Scheduler targets invoke functions this way;
+* a function error (an exception, a timeout) is retried ``MaximumRetryAttempts`` times
+  (0-2, default 2): "a one-minute wait between the first two attempts, and two minutes
+  between the second and third". Throttling (429) and service errors (5xx) are retried with
+  an interval growing from 1 s to 5 min, up to the event's maximum age, and are not counted
+  as attempts. An event older than ``MaximumEventAgeInSeconds`` (60-21,600, default 6 h) is
+  discarded (condition ``EventAgeExceeded``);
+* then the *invocation record* (version, timestamp, requestContext {requestId, functionArn,
+  condition RetriesExhausted|EventAgeExceeded, approximateInvokeCount}, requestPayload,
+  responseContext {statusCode, executedVersion, functionError}, responsePayload) goes to the
+  ``OnFailure`` destination (an SQS queue or SNS topic: the record is the message; a function:
+  its asynchronous payload; an EventBridge bus: the ``detail`` of an event with source
+  ``lambda`` and detail-type ``Lambda Function Invocation Result - Failure``), and the event
+  itself to the function's ``DeadLetterConfig`` target ("You can configure destinations in
+  addition to or instead of a dead-letter queue": both receive it), with the message
+  attributes RequestID (String), ErrorCode (Number: the HTTP status) and ErrorMessage
+  (String: the first 1 KB of the error message). A success sends the record (condition
+  ``Success``) to ``OnSuccess``;
+* those sends are made by the function's execution role (sqs:SendMessage, sns:Publish,
+  lambda:InvokeFunction, events:PutEvents), which Lambda checks when the configuration is
+  set: CreateFunction / UpdateFunctionConfiguration with a DeadLetterConfig the role cannot
+  write fail with InvalidParameterValueException "The provided execution role does not have
+  permissions to call SendMessage on SQS" (or Publish on SNS), as does
+  PutFunctionEventInvokeConfig for a destination. A send refused later (the policy changed)
+  loses the event, as on AWS, which reports it in the ``AWS/Lambda`` metrics
+  ``DeadLetterErrors`` / ``DestinationDeliveryFailures``: published here too, and recorded
+  in the :class:`AsyncInvocation` (``lost``).
+
+moto 5.2.5 runs an Event invocation synchronously (and S3/SNS call the function model
+directly, which needs Docker), has no DeadLetterConfig, and its PutFunctionEventInvokeConfig
+appends instead of replacing (Get returns the first one) while Update does not merge.
+
+Every asynchronous invocation is recorded in ``async_invocations(runtime)`` (tests wait on it
+with ``drain()``). Waits are on the cloud's clock (features/clock.py): virtual by default.
+Not emulated: S3 bucket destinations (refused), per-qualifier configurations (one per
+function), reserved concurrency 0 sending events straight to the destinations.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from botocore.config import Config
+from moto.awslambda.exceptions import LambdaClientError
+from moto.awslambda.models import LambdaFunction
+from moto.cloudwatch.models import cloudwatch_backends
+from moto.core.exceptions import JsonRESTError
+from moto.s3 import notifications as s3_notifications
+from moto.sns.models import Subscription
+
+from localcloud import clients
+from localcloud.features.lambda_async_config import arn_parts, async_settings
+from localcloud.features.lambda_runtime import REQUEST_ID_HEADER, InProcessLambdaBackend
+from localcloud.iam import enforcement as iam
+from localcloud.patching import Kind, Patch, Targets
+
+if TYPE_CHECKING:
+    from localcloud.runtime import Runtime
+
+__all__ = [
+    "PATCHES",
+    "AsyncInvocation",
+    "AsyncInvocations",
+    "async_invocations",
+]
+
+LOG = logging.getLogger(__name__)
+RETRY_DELAYS = (60.0, 120.0)  # after the first and the second failed attempt
+THROTTLE_BACKOFF_CAP = 300.0
+WORKERS = 8
+FAILURE_DETAIL_TYPE = "Lambda Function Invocation Result - Failure"
+SUCCESS_DETAIL_TYPE = "Lambda Function Invocation Result - Success"
+_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
+
+
+@dataclass
+class AsyncInvocation:
+    """One asynchronous invocation of a function, from 202 to its last send."""
+
+    request_id: str
+    function_name: str
+    function_arn: str
+    payload: str
+    status: str = "QUEUED"  # QUEUED, RUNNING, SUCCEEDED, FAILED (ERROR: a local cloud bug)
+    attempts: int = 0
+    condition: str | None = None  # Success, RetriesExhausted, EventAgeExceeded
+    function_error: str | None = None
+    response: Any = None
+    retry_delays: list[float] = field(default_factory=list)
+    #: (kind, target ARN, message id or error): OnSuccess, OnFailure, DeadLetter
+    sent: list[tuple[str, str, str]] = field(default_factory=list)
+    #: (kind, target ARN, error) of every send that failed: the event is lost there
+    lost: list[tuple[str, str, str]] = field(default_factory=list)
+    finished: float | None = None
+
+
+class AsyncInvocations:
+    """The asynchronous invocations of one cloud and the pool that runs them."""
+
+    def __init__(self) -> None:
+        self._items: list[AsyncInvocation] = []
+        self._unfinished = 0
+        self._changed = threading.Condition()
+        self._pool: ThreadPoolExecutor | None = None
+        self.closed = False
+
+    def submit(self, item: AsyncInvocation, work: Callable[[AsyncInvocation], None]) -> None:
+        with self._changed:
+            if self.closed:
+                raise RuntimeError("the local cloud is stopping")
+            self._items.append(item)
+            self._unfinished += 1
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="lambda-async")
+            pool = self._pool
+        pool.submit(self._run, item, work)
+
+    def _run(self, item: AsyncInvocation, work: Callable[[AsyncInvocation], None]) -> None:
+        try:
+            with iam.acting_as(None):  # not whoever started the pool's thread
+                work(item)
+        except Exception:
+            item.status = "ERROR"
+            LOG.exception("asynchronous invocation %s of %s", item.request_id, item.function_name)
+        finally:
+            item.finished = time.monotonic()
+            with self._changed:
+                self._unfinished -= 1
+                self._changed.notify_all()
+
+    def all(self) -> list[AsyncInvocation]:
+        with self._changed:
+            return list(self._items)
+
+    def of(self, function_name: str) -> list[AsyncInvocation]:
+        return [i for i in self.all() if i.function_name == function_name]
+
+    def wait(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                value = predicate()
+                remaining = deadline - time.monotonic()
+                if value or remaining <= 0:
+                    return value
+                self._changed.wait(min(remaining, 0.05))
+
+    def drain(self, timeout: float = 30.0) -> None:
+        """Wait until every asynchronous invocation has finished; TimeoutError otherwise."""
+        if not self.wait(lambda: self._unfinished == 0, timeout):
+            raise TimeoutError(f"{self._unfinished} asynchronous invocations still running")
+
+    def shutdown(self) -> None:
+        with self._changed:
+            self.closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+_LOGS: weakref.WeakKeyDictionary[Any, AsyncInvocations] = weakref.WeakKeyDictionary()
+
+
+def async_invocations(runtime: Runtime) -> AsyncInvocations:
+    """The asynchronous invocations of the cloud of ``runtime``."""
+    return _LOGS.setdefault(runtime, AsyncInvocations())
+
+
+# ------------------------------------------------------------------ running
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _decoded(payload: Any) -> Any:
+    text = payload.decode() if isinstance(payload, bytes) else str(payload or "")
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return text
+
+
+def _record(item: AsyncInvocation, qualified_arn: str) -> dict[str, Any]:
+    response: dict[str, Any] = {"statusCode": 200, "executedVersion": "$LATEST"}
+    if item.function_error:
+        response["functionError"] = item.function_error
+    return {
+        "version": "1.0",
+        "timestamp": _now(),
+        "requestContext": {
+            "requestId": item.request_id,
+            "functionArn": qualified_arn,
+            "condition": item.condition,
+            "approximateInvokeCount": item.attempts,
+        },
+        "requestPayload": _decoded(item.payload),
+        "responseContext": response,
+        "responsePayload": item.response,
+    }
+
+
+class _Runner:
+    """Runs one cloud's asynchronous invocations (in the pool of its AsyncInvocations)."""
+
+    def __init__(self, rt: Runtime, log: AsyncInvocations, invoke: Callable[..., Any]) -> None:
+        self.rt, self.log, self.invoke = rt, log, invoke
+        self._queue_urls: dict[str, str] = {}
+
+    def submit(self, backend: Any, fn: LambdaFunction, qualifier: str | None, body: Any) -> str:
+        payload = body.decode() if isinstance(body, bytes) else str(body or "")
+        payload = payload or "{}"  # no payload: the function's event is {}
+        try:
+            json.loads(payload)
+        except ValueError as exc:  # refused before it is queued, as Invoke does
+            raise LambdaClientError(
+                "InvalidRequestContentException", f"Could not parse request body into json: {exc}"
+            ) from exc
+        item = AsyncInvocation(str(uuid.uuid4()), fn.function_name, fn.function_arn, payload)
+        self.log.submit(item, lambda i: self.run(backend, fn, qualifier, i))
+        return item.request_id
+
+    def run(self, backend: Any, fn: LambdaFunction, qualifier: str | None, item: Any) -> None:
+        retries, max_age, on_success, on_failure, dead_letter = async_settings(fn)
+        item.status = "RUNNING"
+        self._attempts(backend, fn, qualifier, item, (retries, max_age))
+        if item.condition is None:  # the cloud stopped
+            return
+        item.status = "SUCCEEDED" if item.condition == "Success" else "FAILED"
+        qualified = f"{fn.function_arn}:{qualifier or '$LATEST'}"
+        with iam.acting_as(iam.role(fn.role, fn.function_name)):
+            if item.status == "SUCCEEDED":
+                if on_success:
+                    self._destination(fn, item, "OnSuccess", on_success, qualified)
+                return
+            if on_failure:
+                self._destination(fn, item, "OnFailure", on_failure, qualified)
+            if dead_letter:
+                self._dead_letter(fn, item, dead_letter)
+        if not on_failure and not dead_letter:
+            _metric(fn, "AsyncEventsDropped")
+
+    def _attempts(
+        self, backend: Any, fn: LambdaFunction, qualifier: str | None, item: AsyncInvocation,
+        limits: tuple[int, int],
+    ) -> None:  # fmt: skip
+        """Run the function until it succeeds, its retries are used up or the event is too
+        old (``item.condition``; still None if the cloud stopped first)."""
+        (retries, max_age), age, throttled = limits, 0.0, 0
+        while not self.log.closed:
+            headers: dict[str, str] = {}
+            try:
+                out = self.invoke(
+                    backend, fn.function_name, qualifier, item.payload,
+                    {REQUEST_ID_HEADER: item.request_id}, headers,
+                )  # fmt: skip
+            except JsonRESTError as exc:  # throttled / service error: not an attempt
+                delay = min(THROTTLE_BACKOFF_CAP, 2.0**throttled)
+                throttled += 1
+                item.function_error = None
+                item.response = {"errorType": exc.error_type, "errorMessage": exc.message}
+                if age + delay > max_age:
+                    item.condition = "EventAgeExceeded"
+                    return
+            else:
+                item.attempts += 1
+                item.response = _decoded(out)
+                item.function_error = headers.get("x-amz-function-error")
+                if not item.function_error:
+                    item.condition = "Success"
+                    return
+                if item.attempts > retries:
+                    item.condition = "RetriesExhausted"
+                    return
+                delay = RETRY_DELAYS[min(item.attempts, len(RETRY_DELAYS)) - 1]
+                if age + delay >= max_age:  # older than its maximum age when retried
+                    item.condition = "EventAgeExceeded"
+                    return
+            age += delay
+            item.retry_delays.append(delay)
+            self.rt.clock.sleep(delay)
+
+    # --- sends, as the function's execution role --------------------------------------
+    def _client(self, service: str, region: str) -> Any:
+        return clients.client(service, region, _CLIENT_CONFIG)
+
+    def _queue_url(self, arn: str) -> str:
+        if arn not in self._queue_urls:
+            _, region, account, name = arn_parts(arn)
+            with iam.acting_as(None):  # a lookup of ours, not a call Lambda makes
+                reply = self._client("sqs", region).get_queue_url(
+                    QueueName=name, QueueOwnerAWSAccountId=account
+                )
+            self._queue_urls[arn] = str(reply["QueueUrl"])
+        return self._queue_urls[arn]
+
+    def _destination(
+        self, fn: LambdaFunction, item: AsyncInvocation, kind: str, target: str, qualified: str
+    ) -> None:
+        record = json.dumps(_record(item, qualified))
+        service, region, _, _ = arn_parts(target)
+        try:
+            if service == "sqs":
+                sent = self._client("sqs", region).send_message(
+                    QueueUrl=self._queue_url(target), MessageBody=record
+                )["MessageId"]
+            elif service == "sns":
+                sent = self._client("sns", region).publish(TopicArn=target, Message=record)[
+                    "MessageId"
+                ]
+            elif service == "lambda":
+                reply = self._client("lambda", region).invoke(
+                    FunctionName=target, InvocationType="Event", Payload=record.encode()
+                )
+                sent = str(reply["ResponseMetadata"].get("RequestId", ""))
+            else:
+                detail_type = SUCCESS_DETAIL_TYPE if kind == "OnSuccess" else FAILURE_DETAIL_TYPE
+                entry = self._client("events", region).put_events(
+                    Entries=[
+                        {
+                            "Source": "lambda",
+                            "DetailType": detail_type,
+                            "Detail": record,
+                            "Resources": [fn.function_arn, target],
+                            "EventBusName": target,
+                        }
+                    ]
+                )["Entries"][0]
+                if "ErrorCode" in entry:
+                    raise RuntimeError(f"{entry['ErrorCode']}: {entry.get('ErrorMessage')}")
+                sent = str(entry["EventId"])
+        except Exception as exc:  # lost, as on AWS: DestinationDeliveryFailures
+            item.lost.append((kind, target, f"{type(exc).__name__}: {exc}"))
+            _metric(fn, "DestinationDeliveryFailures")
+            return
+        item.sent.append((kind, target, sent))
+
+    def _dead_letter(self, fn: LambdaFunction, item: AsyncInvocation, target: str) -> None:
+        error = item.response if isinstance(item.response, dict) else {}
+        message = str(error.get("errorMessage") or error.get("errorType") or item.condition)
+        attributes = {
+            "RequestID": ("String", item.request_id),
+            "ErrorCode": ("Number", "200"),
+            "ErrorMessage": ("String", message.encode()[:1024].decode(errors="ignore")),
+        }
+        service, region, _, _ = arn_parts(target)
+        try:
+            if service == "sqs":
+                sent = self._client("sqs", region).send_message(
+                    QueueUrl=self._queue_url(target),
+                    MessageBody=item.payload,
+                    MessageAttributes={
+                        k: {"DataType": t, "StringValue": v} for k, (t, v) in attributes.items()
+                    },
+                )["MessageId"]
+            else:
+                sent = self._client("sns", region).publish(
+                    TopicArn=target,
+                    Message=item.payload,
+                    MessageAttributes={
+                        k: {"DataType": t, "StringValue": v} for k, (t, v) in attributes.items()
+                    },
+                )["MessageId"]
+        except Exception as exc:  # "it deletes the event and emits DeadLetterErrors"
+            item.lost.append(("DeadLetter", target, f"{type(exc).__name__}: {exc}"))
+            _metric(fn, "DeadLetterErrors")
+            return
+        item.sent.append(("DeadLetter", target, sent))
+
+
+def _metric(fn: LambdaFunction, name: str) -> None:
+    try:
+        cloudwatch_backends[fn.account_id][fn.region].put_metric_data(
+            "AWS/Lambda",
+            [
+                {
+                    "MetricName": name,
+                    "Dimensions": [{"Name": "FunctionName", "Value": fn.function_name}],
+                    "Value": 1.0,
+                    "Unit": "Count",
+                    # moto's CloudWatch keeps naive UTC timestamps
+                    "Timestamp": dt.datetime.now(dt.UTC).replace(tzinfo=None),
+                }
+            ],
+        )
+    except Exception:  # metrics are best effort
+        LOG.exception("could not publish %s for %s", name, fn.function_name)
+
+
+# ------------------------------------------------------------------ the service callers
+def _invoke_as(caller: iam.Caller, function_arn: str, event: dict[str, Any]) -> None:
+    """An asynchronous Invoke made by a service (S3, SNS) for one of its resources."""
+    region = function_arn.split(":")[3]
+    try:
+        with iam.acting_as(caller):
+            clients.client("lambda", region, _CLIENT_CONFIG).invoke(
+                FunctionName=function_arn, InvocationType="Event", Payload=json.dumps(event)
+            )
+    except Exception:  # asynchronous for the caller: its own request still succeeds
+        LOG.warning("%s could not invoke %s", caller.principal, function_arn, exc_info=True)
+
+
+def _s3_invoke_lambda(account_id: str, event_body: Any, fn_arn: str, region_name: str) -> None:
+    bucket = event_body["Records"][0]["s3"]["bucket"]["arn"]
+    _invoke_as(iam.service("s3.amazonaws.com", bucket, account_id), fn_arn, event_body)
+
+
+def _sns_event(sub: Subscription, message: str, message_id: str, subject: str | None,
+               attributes: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+    """The event SNS gives a subscribed function (Lambda Developer Guide, "Using Lambda
+    with Amazon SNS")."""
+    return {
+        "Records": [
+            {
+                "EventSource": "aws:sns",
+                "EventVersion": "1.0",
+                "EventSubscriptionArn": sub.arn,
+                "Sns": {
+                    "Type": "Notification",
+                    "MessageId": message_id,
+                    "TopicArn": sub.topic.arn,
+                    "Subject": subject,
+                    "Message": message,
+                    "Timestamp": _now(),
+                    "SignatureVersion": "1",
+                    "Signature": "EXAMPLE",
+                    "SigningCertUrl": "EXAMPLE",
+                    "UnsubscribeUrl": "EXAMPLE",
+                    "MessageAttributes": {
+                        k: {"Type": v["Type"], "Value": v["Value"]}
+                        for k, v in (attributes or {}).items()
+                    },
+                },
+            }
+        ]
+    }
+
+
+_orig_publish = Subscription.publish
+
+
+def _sns_publish(  # noqa: PLR0917 - moto's Subscription.publish
+    self: Subscription,
+    message: str,
+    message_id: str,
+    subject: str | None = None,
+    message_attributes: dict[str, Any] | None = None,
+    group_id: str | None = None,
+    deduplication_id: str | None = None,
+    message_structure: str | None = None,
+) -> None:
+    if self.protocol != "lambda":
+        return _orig_publish(
+            self, message, message_id, subject, message_attributes, group_id,
+            deduplication_id, message_structure,
+        )  # fmt: skip
+    matcher = self._filter_policy_matcher
+    if matcher is not None and not matcher.matches(message_attributes, message):
+        return None
+    if message_structure == "json":
+        message = self._parse_message_structure(message, self.protocol)
+    event = _sns_event(self, message, message_id, subject, message_attributes)
+    caller = iam.service("sns.amazonaws.com", self.topic.arn, self.account_id)
+    _invoke_as(caller, self.endpoint, event)
+    return None
+
+
+# ------------------------------------------------------------------ patches
+def _is_event(headers: Any) -> bool:
+    for key, value in dict(headers or {}).items():
+        if str(key).lower() == "x-amz-invocation-type":
+            return str(value) == "Event"
+    return False
+
+
+_orig_invoke = InProcessLambdaBackend.invoke
+
+
+def _build(rt: Runtime) -> Targets:
+    log = async_invocations(rt)
+    invoke = _orig_invoke
+    runner = _Runner(rt, log, invoke)
+
+    def invoke_async(  # noqa: PLR0917 - moto's LambdaBackend.invoke
+        self: InProcessLambdaBackend,
+        function_name: str,
+        qualifier: str | None,
+        body: Any,
+        headers: Any,
+        response_headers: Any,
+    ) -> str | bytes | None:
+        if not _is_event(headers):
+            return invoke(self, function_name, qualifier, body, headers, response_headers)
+        fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
+        if fn.function_name not in self.runtime.handlers:  # no handler: moto's echo
+            return invoke(self, function_name, qualifier, body, headers, response_headers)
+        response_headers["x-amzn-RequestId"] = runner.submit(self, fn, qualifier, body)
+        return b""
+
+    rt.on_close(log.shutdown)
+    return {
+        (InProcessLambdaBackend, "invoke"): invoke_async,
+        (s3_notifications, "_invoke_awslambda"): _s3_invoke_lambda,
+        (Subscription, "publish"): _sns_publish,
+    }
+
+
+PATCHES = [
+    Patch(
+        name="lambda-async-invocation",
+        kind=Kind.FEATURE,
+        reason="Event invocations (the API, S3 notifications, SNS, rules, schedules) answer "
+        "202 and run in the background with the function's retries, maximum event age, "
+        "destinations and dead-letter queue, sent as its execution role (moto: synchronous, "
+        "no DeadLetterConfig, S3/SNS need Docker, Put/UpdateFunctionEventInvokeConfig append).",
+        test="localcloud/tests/test_lambda_async.py"
+        "::test_a_failing_function_is_tried_three_times_then_dead_lettered",
+        build=_build,
+    ),
+]

@@ -1,0 +1,3 @@
+def lambda_handler(event, context):
+    print("Hello World")   
+    return True

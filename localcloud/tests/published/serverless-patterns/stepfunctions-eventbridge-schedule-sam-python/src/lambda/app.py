@@ -1,0 +1,2 @@
+def lambda_handler(event, context):
+    print(event)
