@@ -1,7 +1,8 @@
 """ingestctl: the project's operator CLI.
 
 ingestctl local up [--port 4566] [--outputs FILE] [--faults FILE] [--real-time]
-ingestctl local demo
+                   [--allow-origin URL] [--allow-host NAME] (localcloud up's flags)
+ingestctl local demo [--template T] [--scenario NAME]... [--json]
 ingestctl local patches [--json]
 ingestctl inspect QUEUE [--json]
 ingestctl redrive QUEUE [--dry-run] [--force] [--error-code C] [--rule R] [--older-than 1h]
@@ -106,6 +107,7 @@ def _local_demo(args: argparse.Namespace) -> int:
         as_json=args.json,
         workflow_type=args.workflow_type,
         iam_report=args.iam_report,
+        scenarios=args.scenario or (),
     )
 
 
@@ -405,6 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--iam-report", action="store_true", help="then print what each IAM statement allowed"
+    )
+    demo.add_argument(
+        "--scenario",
+        action="append",
+        metavar="NAME",
+        help="run only this scenario (the table's Scenario column; repeatable)",
     )
     demo.set_defaults(func=_local_demo)
     _recovery_commands(commands)

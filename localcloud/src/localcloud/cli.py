@@ -3,6 +3,8 @@
 localcloud up [--template template.yaml] [--port 4566] [--outputs FILE] [--faults FILE]
               [--parameter-overrides 'Key=Value ...'] [--stack-name NAME] [--iam on|off]
               [--mock-config MockConfigFile.json]   (default: $SFN_MOCK_CONFIG)
+              [--allow-origin URL ...] [--allow-any-origin] [--allow-host NAME ...]
+              [--host ADDRESS --listen-beyond-loopback]
 localcloud patches [--json]
 localcloud iam-report DIR [--template template.yaml]
 
@@ -126,6 +128,7 @@ def serve_until_stopped(
     except ValueError as exc:
         raise UsageError(f"--parameter-overrides: {exc}") from None
     mock_path, mock_config = read_mock_config(getattr(args, "mock_config", None))
+    front_lines = front_policy(args)
     cloud = LocalCloud(
         template,
         stack_name=args.stack_name,
@@ -161,6 +164,7 @@ def serve_until_stopped(
             " clients of this endpoint are the administrator)",
             *(banner(described, server.url) if banner else _bucket_hint(cloud, server.url)),
             *_mock_config_hint(mock_path, mock_config),
+            *front_lines,
         ]
         print("\n".join(lines), file=sys.stderr, flush=True)
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -170,6 +174,27 @@ def serve_until_stopped(
     finally:
         cloud.stop()
     return 0
+
+
+def front_policy(args: argparse.Namespace) -> list[str]:
+    """The HTTP front's policy of the ``up`` flags and the environment, set as the default of
+    the servers started next; the banner's lines about it (who is answered, the warnings).
+    A malformed origin or host, or ``--host`` beyond loopback without
+    ``--listen-beyond-loopback``, is a UsageError."""
+    from localcloud import server
+
+    try:
+        policy = server.FrontPolicy.build(
+            getattr(args, "allow_origin", None) or (),
+            getattr(args, "allow_host", None) or (),
+            any_origin=bool(getattr(args, "allow_any_origin", False)),
+            beyond_loopback=bool(getattr(args, "listen_beyond_loopback", False)),
+        )
+        policy.check_bind(args.host)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    server.set_default_policy(policy)
+    return [policy.summary(), *policy.warnings(args.host)]
 
 
 def iam_report(args: argparse.Namespace) -> int:
@@ -238,7 +263,40 @@ def add_commands(commands: Any, *, up: Callable[[argparse.Namespace], int]) -> N
         "--parameter-overrides", help="as sam deploy takes them: 'Key=Value Key2=Value2'"
     )
     serve.add_argument("--port", type=int, default=4566)
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1); one beyond loopback needs "
+        "--listen-beyond-loopback",
+    )
+    serve.add_argument(
+        "--listen-beyond-loopback",
+        action="store_true",
+        help="allow a --host other than loopback (0.0.0.0: the network): anyone who reaches "
+        "the port drives the cloud, unauthenticated",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="URL",
+        help="also answer browser pages of this origin, http(s)://host[:port] (repeatable; "
+        "LOCALCLOUD_ALLOWED_ORIGINS adds more); by default only the server's own origin and "
+        "localhost origins",
+    )
+    serve.add_argument(
+        "--allow-any-origin",
+        action="store_true",
+        help="switch the origin check off: any web page you open can call the cloud "
+        "(LOCALCLOUD_ALLOW_ANY_ORIGIN=1)",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="also accept requests with Host NAME (repeatable; LOCALCLOUD_ALLOWED_HOSTS adds "
+        "more); '*.localhost' admits S3 virtual-hosted buckets; by default 127.0.0.1, "
+        "localhost and [::1] only",
+    )
     serve.add_argument("--outputs", help="also write the stack outputs (JSON) to this file")
     serve.add_argument("--faults", help="faults file (JSON) to arm at start")
     serve.add_argument(

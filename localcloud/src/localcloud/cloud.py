@@ -18,7 +18,8 @@ What runs: the patches of registry.py, by kind (fixes/ where moto differs from A
 features/ for what moto does not do: in-process Lambda handlers, rule delivery, event source
 mappings, the virtual clock, faults, message move tasks; speedups/ when switched on), each
 built for this cloud's ``Runtime`` (its handlers, faults, clock and deliveries: no module
-globals); scheduler.py fires schedules on demand; stack.py deploys the template
+globals); scheduler.py fires Scheduler schedules and scheduled rules on demand
+(``cloud.schedules.fire`` / ``fire_rule``); stack.py deploys the template
 (SAM transform -> moto, refusing what it cannot run).
 """
 
@@ -238,7 +239,7 @@ class LocalCloud:
             snapshots=True,
         )
         self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
-        self.schedules = Schedules(self.account_id, self.region, self.clock)
+        self.schedules = Schedules(self.account_id, self.region, self.clock, self.runtime)
         if self.event_delivery:
             self.mappings.start()
 
@@ -253,6 +254,8 @@ class LocalCloud:
         if self.stack is not None:
             self._write_iam_log()
             self.stack.restore_environment()
+        # no asynchronous invocation outlives the mock (it would call the real endpoints)
+        lambda_async.async_invocations(self.runtime).shutdown()
         if self._mock is not None:
             self._mock.stop()
             self._mock = None

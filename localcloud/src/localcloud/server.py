@@ -16,14 +16,29 @@ Admin API (JSON), under ``/_localcloud/``:
   execution's history and path): console/routes.py.
 
 The console's pages (not JSON): ``GET /_localcloud/console/`` and the files next to it
-(console/static/, served by ``console_routes.static``).
+(console/static/, served by ``console_routes.static``), with a Content-Security-Policy that
+admits only their own files.
+
+Who may reach it (``Front``, ``FrontPolicy``): requests whose ``Host`` is not a loopback name
+(127.0.0.1, localhost, [::1]) or one named with ``--allow-host`` are refused (DNS rebinding);
+browsers are answered only from this server's own origin, localhost origins and those named
+with ``--allow-origin``, and from an origin a bucket's CORS rule admits for that bucket's S3
+requests (as S3 does); the admin API's state-changing requests take JSON only. The AWS CLI
+and SDKs send no ``Origin`` and are not affected.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import logging
+import os
+import re
 import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
@@ -33,12 +48,218 @@ from moto.moto_server.werkzeug_app import (
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
+from localcloud import bucket_cors
 from localcloud.console import routes as console_routes
 
 if TYPE_CHECKING:
     from localcloud.cloud import LocalCloud
 
 ADMIN_PREFIX = "/_localcloud/"
+LOG = logging.getLogger("localcloud.server")
+
+# --- who may reach the local cloud -----------------------------------------------------------
+ORIGINS_VARIABLE = "LOCALCLOUD_ALLOWED_ORIGINS"  # like LocalStack's EXTRA_CORS_ALLOWED_ORIGINS
+HOSTS_VARIABLE = "LOCALCLOUD_ALLOWED_HOSTS"
+ANY_ORIGIN_VARIABLE = "LOCALCLOUD_ALLOW_ANY_ORIGIN"  # like LocalStack's DISABLE_CORS_CHECKS
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
+_LOCALHOST_ORIGIN = re.compile(r"https?://(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?")
+_HOST_NAME = re.compile(r"\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\]")
+_STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# the console's pages: their own files only (the favicon is the empty "data:," of index.html)
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+JSON_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+
+def normalize_origin(value: str) -> str:
+    """``scheme://host[:port]`` as a browser sends it in ``Origin`` (lower case, no default
+    port, no path); ValueError for anything else."""
+    parts = urlsplit(value.strip())
+    host = parts.hostname
+    if (
+        parts.scheme not in ("http", "https")
+        or not host
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or "@" in parts.netloc
+    ):
+        raise ValueError(
+            f"{value!r} is not an origin: expected http(s)://host[:port], e.g. "
+            "http://localhost:3000"
+        )
+    port = parts.port  # ValueError for a bad one
+    default = 80 if parts.scheme == "http" else 443
+    name = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{name}" + (f":{port}" if port and port != default else "")
+
+
+def normalize_host(value: str) -> str:
+    """A name of ``--allow-host``: lower case, without a port; ``*.example`` (or ``.example``)
+    admits every name under example, ``*`` every name; ValueError for anything else."""
+    name = value.strip().lower()
+    if name == "*":
+        return name
+    if name.startswith("*."):
+        name = name[1:]
+    name = host_name(f"[{name}]" if name.count(":") > 1 and "[" not in name else name)
+    if not _HOST_NAME.fullmatch(name):
+        raise ValueError(f"{value!r} is not a host name (e.g. myhost.lan, *.localhost, [::1])")
+    return name
+
+
+def host_name(header: str) -> str:
+    """The name of a ``Host`` header: lower case, without the port or a final dot."""
+    value = header.strip().lower()
+    if value.startswith("[") and "]" in value:
+        name, _, port = value[1:].partition("]")
+        name, port = f"[{name}]", port.removeprefix(":")
+    else:
+        name, _, port = value.partition(":")
+    # a port that is not one (localhost:80@evil.example) leaves a name no rule admits
+    return name.rstrip(".") if port.isdigit() or not port else value
+
+
+def is_loopback(address: str) -> bool:
+    """Whether listening on ``address`` keeps the server to this machine."""
+    if address.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _words(value: str | None) -> list[str]:
+    return [word for word in re.split(r"[\s,]+", value or "") if word]
+
+
+@dataclass(frozen=True)
+class FrontPolicy:
+    """Who the HTTP front answers, besides the AWS CLI and SDKs (which send no ``Origin``):
+
+    * ``hosts``: names accepted in ``Host`` besides 127.0.0.1, localhost and [::1];
+    * ``origins``: browser origins answered besides this server's own and localhost's
+      (http(s)://localhost|127.0.0.1|[::1], any port);
+    * ``any_origin``: no origin check at all (moto's CORS answer, to every page);
+    * ``beyond_loopback``: the server may listen on an address other than loopback.
+    """
+
+    origins: frozenset[str] = frozenset()
+    hosts: frozenset[str] = frozenset()
+    any_origin: bool = False
+    beyond_loopback: bool = False
+
+    @classmethod
+    def build(
+        cls,
+        origins: Sequence[str] = (),
+        hosts: Sequence[str] = (),
+        *,
+        any_origin: bool = False,
+        beyond_loopback: bool = False,
+        environ: Mapping[str, str] | None = None,
+    ) -> FrontPolicy:
+        """The flags' values plus the environment's (``LOCALCLOUD_ALLOWED_ORIGINS``,
+        ``LOCALCLOUD_ALLOWED_HOSTS``: comma or space separated; ``LOCALCLOUD_ALLOW_ANY_ORIGIN``);
+        ValueError naming a malformed origin or host."""
+        env = os.environ if environ is None else environ
+        return cls(
+            origins=frozenset(
+                normalize_origin(o) for o in [*origins, *_words(env.get(ORIGINS_VARIABLE))]
+            ),
+            hosts=frozenset(normalize_host(h) for h in [*hosts, *_words(env.get(HOSTS_VARIABLE))]),
+            any_origin=any_origin
+            or env.get(ANY_ORIGIN_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on"),
+            beyond_loopback=beyond_loopback,
+        )
+
+    def host_allowed(self, name: str) -> bool:
+        if name in LOOPBACK_NAMES or name in self.hosts or "*" in self.hosts:
+            return True
+        return any(h.startswith(".") and name.endswith(h) for h in self.hosts)
+
+    def origin_allowed(self, origin: str, host: str | None) -> bool:
+        """``origin`` (normalized) may call: the server's own (``http://<Host>``), a localhost
+        one or a named one."""
+        if self.any_origin or _LOCALHOST_ORIGIN.fullmatch(origin) or origin in self.origins:
+            return True
+        return host is not None and origin == f"http://{host.strip().lower()}"
+
+    def check_bind(self, address: str) -> None:
+        """ValueError when ``address`` is beyond loopback and that was not asked for."""
+        if not is_loopback(address) and not self.beyond_loopback:
+            raise ValueError(
+                f"--host {address} would serve this local cloud beyond this machine: anyone "
+                "who reaches the port drives it as administrator (no authentication). Add "
+                "--listen-beyond-loopback if that is what you want."
+            )
+
+    def for_bind(self, address: str) -> FrontPolicy:
+        """This policy, also admitting the listening address itself as ``Host`` (not a
+        wildcard address: clients name it with --allow-host)."""
+        if is_loopback(address) or address.strip("[]") in ("0.0.0.0", "::", ""):  # noqa: S104
+            return self
+        return replace(self, hosts=self.hosts | {normalize_host(address)})
+
+    def summary(self) -> str:
+        """One line for the start's banner: who is answered."""
+        named = sorted(f"*{h}" if h.startswith(".") else h for h in self.hosts)
+        who = ", ".join(["its own origin", "localhost origins", *sorted(self.origins)])
+        if self.any_origin:
+            who = "any origin (checks off)"
+        hosts = ", ".join(["127.0.0.1", "localhost", "[::1]", *named])
+        return f"  browsers: answered from {who}; Host: {hosts}"
+
+    def warnings(self, address: str) -> list[str]:
+        """The start's warnings for what this policy lets through."""
+        lines = []
+        if not is_loopback(address):
+            lines.append(
+                f"WARNING: listening on {address}, beyond loopback: anyone who can reach this "
+                "port drives this local cloud as administrator (no authentication)."
+                + (
+                    " Clients must use a Host named with --allow-host."
+                    if address.strip("[]") in ("0.0.0.0", "::")  # noqa: S104
+                    else ""
+                )
+            )
+        if self.any_origin:
+            lines.append(
+                "WARNING: origin checks are off (--allow-any-origin / "
+                f"{ANY_ORIGIN_VARIABLE}): any web page you open can call this local cloud."
+            )
+        if "*" in self.hosts:
+            lines.append(
+                "WARNING: every Host is accepted (--allow-host '*'): a web page can reach this "
+                "local cloud under a name of its own (DNS rebinding)."
+            )
+        return lines
+
+
+_default_policy: FrontPolicy | None = None
+
+
+def set_default_policy(policy: FrontPolicy | None) -> None:
+    """The policy of the servers started from now on without one (``localcloud up`` sets its
+    flags' here, as ``LocalCloud.serve`` takes none); None: ``FrontPolicy.build()``."""
+    global _default_policy  # noqa: PLW0603
+    _default_policy = policy
+
+
+def default_policy() -> FrontPolicy:
+    return _default_policy if _default_policy is not None else FrontPolicy.build()
 
 
 class AdminApp:
@@ -65,7 +286,10 @@ class AdminApp:
         except (KeyError, ValueError, TypeError) as exc:
             status, body = 400, {"error": type(exc).__name__, "message": str(exc)}
         response = Response(
-            json.dumps(body, default=str, indent=2), status=status, mimetype="application/json"
+            json.dumps(body, default=str, indent=2),
+            status=status,
+            mimetype="application/json",
+            headers=JSON_HEADERS,
         )
         return response(environ, start_response)
 
@@ -80,7 +304,7 @@ class AdminApp:
             status, content_type, body = console_routes.static(route[len(console_routes.PAGES) :])
             response = Response(body, status=status, content_type=content_type)
             response.headers["Cache-Control"] = "no-cache"
-            response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers.update(PAGE_HEADERS)
         return response(environ, start_response)
 
     def handle(self, method: str, route: str, request: Request) -> tuple[int, Any]:  # noqa: PLR0911
@@ -124,18 +348,154 @@ class AdminApp:
         return 404, {"error": "NotFound", "message": f"no admin route {method} /{route}"}
 
 
+class Front:
+    """WSGI middleware before everything: refuses (403, a plain-text reason, no CORS header)
+    a ``Host`` that is not a name of this cloud, a browser request from an origin the policy
+    does not admit (unless a CORS rule of the bucket it addresses does: bucket_cors.py), and an
+    admin request that changes state with a body that is not JSON (415)."""
+
+    def __init__(self, app: Any, dispatcher: Any, policy: FrontPolicy) -> None:
+        self.app, self.dispatcher, self.policy = app, dispatcher, policy
+        self._logged: set[tuple[str, str]] = set()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        host = environ.get("HTTP_HOST")
+        if host and not self.policy.host_allowed(host_name(host)):
+            return self.refuse(environ, start_response, "host", host, _host_message(host))
+        origin, source = browser_origin(environ)
+        admin = environ.get("PATH_INFO", "").startswith(ADMIN_PREFIX)
+        if origin is not None and not self.policy.origin_allowed(origin, host):
+            note = ""
+            if not admin and source == "Origin":
+                answer, note = bucket_cors.answer(self.app, self.dispatcher, environ, origin)
+                if answer is not None:
+                    return answer(environ, start_response)
+            message = _origin_message(origin, source, host, note)
+            return self.refuse(environ, start_response, "origin", origin, message)
+        if admin and environ.get("REQUEST_METHOD") in _STATE_CHANGING and not _json(environ):
+            kind = environ.get("CONTENT_TYPE") or "(none)"
+            return self.refuse(
+                environ, start_response, "content-type", kind, _JSON_MESSAGE, status=415
+            )
+        return self.app(environ, start_response)
+
+    def refuse(
+        self,
+        environ: dict[str, Any],
+        start_response: Any,
+        kind: str,
+        value: str,
+        message: str,
+        *,
+        status: int = 403,
+    ) -> Iterable[bytes]:
+        if (kind, value) not in self._logged and len(self._logged) < 1000:  # the SDKs show no body
+            self._logged.add((kind, value))
+            lines = message.splitlines()
+            LOG.warning("%s %s", lines[0], lines[-1] if len(lines) > 1 else "")
+        response = Response(message, status=status, mimetype="text/plain")
+        response.headers["X-LocalCloud-Refused"] = kind
+        response.headers["Cache-Control"] = "no-store"
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        result: Iterable[bytes] = response(environ, start_response)
+        return result
+
+
+def browser_origin(environ: Mapping[str, Any]) -> tuple[str | None, str]:
+    """The origin of the page behind a request, and the header it was read from: ``Origin``;
+    else the ``Referer``'s (an image or script of another page, as LocalStack checks it) except
+    for a link followed to a page (it reads nothing back); else, for a cross-site request
+    (``Sec-Fetch-Site``) that names neither, a page that cannot be admitted. (None, "") for a
+    request of no page: the AWS CLI and SDKs, curl, a URL typed in the address bar."""
+    origin = environ.get("HTTP_ORIGIN")
+    if origin:
+        return _normalized(origin), "Origin"
+    method = environ.get("REQUEST_METHOD", "GET")
+    if environ.get("HTTP_SEC_FETCH_MODE") == "navigate" and method in ("GET", "HEAD"):
+        return None, ""
+    referer = urlsplit(environ.get("HTTP_REFERER") or "")
+    if referer.scheme and referer.netloc:
+        return _normalized(f"{referer.scheme}://{referer.netloc}"), "Referer"
+    if environ.get("HTTP_SEC_FETCH_SITE") == "cross-site":
+        return "a page of another site", "Sec-Fetch-Site"
+    return None, ""
+
+
+def _normalized(origin: str) -> str:
+    try:
+        return normalize_origin(origin)
+    except ValueError:
+        return origin.strip()  # "null" (a sandboxed frame, a file), never admitted
+
+
+def _json(environ: Mapping[str, Any]) -> bool:
+    """An ``application/json`` body, or none at all (``DELETE faults``, a bare ``fire``)."""
+    mime = str(environ.get("CONTENT_TYPE") or "").split(";", 1)[0].strip().lower()
+    if mime:
+        return mime == "application/json"
+    chunked = "chunked" in str(environ.get("HTTP_TRANSFER_ENCODING") or "").lower()
+    return not chunked and str(environ.get("CONTENT_LENGTH") or "0").strip() in ("", "0")
+
+
+def _host_message(host: str) -> str:
+    name = host_name(host)
+    return (
+        f"localcloud refused this request: Host {host} is not a name of this local cloud.\n"
+        "It answers to 127.0.0.1, localhost and [::1] (any port) and to the names started "
+        "with --allow-host; a web page can reach a local server under a name of its own "
+        "(DNS rebinding), so other names are refused.\n"
+        f"If you reach it as {name}, start it with --allow-host {name} (or {HOSTS_VARIABLE}="
+        f"{name}); --allow-host '*.localhost' admits S3 virtual-hosted style "
+        "(<bucket>.localhost).\n"
+    )
+
+
+def _origin_message(origin: str, source: str, host: str | None, note: str) -> str:
+    page = (
+        "a page of another site that names no origin (Sec-Fetch-Site: cross-site)"
+        if source == "Sec-Fetch-Site"
+        else f"a page of {origin} ({source} header)"
+    )
+    own = f" (http://{host})" if host else ""
+    return (
+        f"localcloud refused this request: it comes from {page}, and this local cloud "
+        f"answers browsers only from its own origin{own}, localhost origins "
+        "(http(s)://localhost, 127.0.0.1 or [::1], any port) and the origins started with "
+        f"--allow-origin.{note}\n"
+        f"To let that page in, start it with --allow-origin {origin} (or {ORIGINS_VARIABLE}"
+        f"={origin}). The AWS CLI and SDKs send no Origin and are not affected.\n"
+    )
+
+
+_JSON_MESSAGE = (
+    "localcloud refused this request: the admin API takes JSON only. Send it with "
+    "Content-Type: application/json (curl --json '{...}' URL, or curl -H 'Content-Type: "
+    "application/json' -d '{...}' URL); a request without a body needs none.\n"
+)
+
+
 class LocalCloudServer:
-    def __init__(self, cloud: LocalCloud, host: str, port: int) -> None:
+    """``cloud`` served on http://host:port behind a ``Front`` of ``policy`` (default:
+    ``default_policy()``); ``start`` raises ValueError for an address beyond loopback that
+    the policy does not allow."""
+
+    def __init__(
+        self, cloud: LocalCloud, host: str, port: int, policy: FrontPolicy | None = None
+    ) -> None:
         self.cloud, self.host, self.port = cloud, host, port
+        self.policy = policy if policy is not None else default_policy()
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
+        return f"http://{host}:{self.port}"
 
     def start(self) -> None:
-        app = AdminApp(self.cloud, DomainDispatcherApplication(create_backend_app))
+        self.policy.check_bind(self.host)
+        dispatcher = DomainDispatcherApplication(create_backend_app)
+        app = Front(AdminApp(self.cloud, dispatcher), dispatcher, self.policy.for_bind(self.host))
         self._server = make_server(
             self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler
         )

@@ -106,9 +106,10 @@ def sam_eventbridge_ebs_snapshot(cloud: LocalCloud, pattern: Pattern) -> None:
 def sfn_comprehend_sam(cloud: LocalCloud, pattern: Pattern) -> None:
     """README "Testing": start-sync-execution with a message; the answer is SUCCEEDED with the
     message and Comprehend's sentiment analysis (``Sentiment`` and its ``SentimentScore``).
-    Comprehend's model is outside the local cloud: moto's DetectSentiment answers one canned
-    analysis (NEUTRAL), so the README's POSITIVE for this text is not asserted, only that
-    the analysis is there in the shape Comprehend gives it."""
+    Comprehend is outside the local cloud's scope: the aws-sdk:comprehend:detectSentiment
+    task fails as Comprehend fails a role without access to it, and the execution FAILS with
+    Comprehend.ComprehendException (Comprehend models no AccessDeniedException: the SDK's
+    base exception, as S3.S3Exception), whose cause is the AccessDenied naming the service."""
     sfn = boto3.client("stepfunctions", config=SYNC)
     message = "I am very happy today."
     answer = sfn.start_sync_execution(
@@ -116,13 +117,11 @@ def sfn_comprehend_sam(cloud: LocalCloud, pattern: Pattern) -> None:
         stateMachineArn=cloud.outputs["StateMachineExpressSyncToComprehend"],
         input=json.dumps({"message": message}),
     )
-    assert answer["status"] == "SUCCEEDED", answer
+    assert answer["status"] == "FAILED", answer
     assert answer["name"] == "test"
-    output = json.loads(answer["output"])
-    assert output["message"] == message
-    sentiment = output["Sentiment"]
-    assert sentiment["Sentiment"] in {"POSITIVE", "NEGATIVE", "NEUTRAL", "MIXED"}
-    assert set(sentiment["SentimentScore"]) == {"Positive", "Negative", "Neutral", "Mixed"}
+    assert answer["error"] == "Comprehend.ComprehendException", answer
+    assert "is not authorized to perform: comprehend:DetectSentiment" in answer["cause"], answer
+    assert "the local cloud does not run Amazon Comprehend" in answer["cause"], answer
 
 
 def sfn_dynamodb(cloud: LocalCloud, pattern: Pattern) -> None:
@@ -148,7 +147,8 @@ def sfn_ecs_sam(cloud: LocalCloud, pattern: Pattern) -> None:
     """README "Testing": run the state machine with a bucketArray; each item runs an ECS
     Fargate task (ecs:runTask.waitForTaskToken) that reports back with its task token, and
     the results come per bucket. ECS (Fargate tasks) is outside the local cloud's scope: the
-    execution must fail with an error naming ECS (the cluster of the parameters is none)."""
+    execution must fail with an error naming ECS, ECS.AccessDeniedException, as ECS refuses
+    a role without access to it."""
     sfn = boto3.client("stepfunctions")
     started = sfn.start_execution(
         stateMachineArn=cloud.outputs["ActivityStateMachineArn"],
@@ -157,6 +157,7 @@ def sfn_ecs_sam(cloud: LocalCloud, pattern: Pattern) -> None:
     execution = wait_for(lambda: ended(sfn, started["executionArn"]), "the execution to end")
     assert execution["status"] == "FAILED", execution
     assert execution["error"].startswith("ECS."), execution
+    assert execution["error"] == "ECS.AccessDeniedException", execution
 
 
 def sfn_eventbridge(cloud: LocalCloud, pattern: Pattern) -> None:
@@ -370,7 +371,8 @@ def sqs_lambda_python_sam(cloud: LocalCloud, pattern: Pattern) -> None:
 def stepfunctions_bedrock_sam(cloud: LocalCloud, pattern: Pattern) -> None:
     """README "Testing": start-sync-execution with a prompt; Claude's answer comes back as the
     output. Bedrock is outside the local cloud's scope: the execution must fail with an error
-    whose cause names Bedrock."""
+    whose cause names Bedrock, Bedrock.AccessDeniedException, as Bedrock refuses a role
+    without access to it."""
     sfn = boto3.client("stepfunctions", config=SYNC)
     answer = sfn.start_sync_execution(
         name="test",
@@ -379,6 +381,7 @@ def stepfunctions_bedrock_sam(cloud: LocalCloud, pattern: Pattern) -> None:
     )
     assert answer["status"] == "FAILED", answer
     assert answer["error"].startswith("Bedrock."), answer
+    assert answer["error"] == "Bedrock.AccessDeniedException", answer
     assert "bedrock" in answer["cause"].lower(), answer
 
 
@@ -413,7 +416,9 @@ def stepfunctions_eventbridge_schedule_sam_python(cloud: LocalCloud, pattern: Pa
 
 
 STEPS: dict[str, Steps] = {
+    "sam-eventbridge-ebs-snapshot": sam_eventbridge_ebs_snapshot,
     "sfn-comprehend-sam": sfn_comprehend_sam,
+    "sfn-ecs-sam": sfn_ecs_sam,
     "sfn-eventbridge": sfn_eventbridge,
     "sfn-s3": sfn_s3,
     "sfn-sfn": sfn_sfn,
@@ -424,6 +429,7 @@ STEPS: dict[str, Steps] = {
     "sns-sqs-fanout": sns_sqs_fanout,
     "sns-sqs-lambda-xray": sns_sqs_lambda_xray,
     "sqs-lambda-python-sam": sqs_lambda_python_sam,
+    "stepfunctions-bedrock-sam": stepfunctions_bedrock_sam,
 }
 
 # moto's Step Functions parser (asl/component/state/exec/state_task/service/
@@ -434,13 +440,6 @@ STEPS: dict[str, Steps] = {
 _NORMALISE = "moto StateTaskService._normalise_parameters is empty"
 
 PENDING: dict[str, tuple[Steps, str]] = {
-    "sam-eventbridge-ebs-snapshot": (
-        sam_eventbridge_ebs_snapshot,
-        "the rule's built-in target arn:aws:events:...:target/create-snapshot is handed by "
-        "features/delivery.py _call_target to moto's Rule.send_to_targets, which ignores it: "
-        "the delivery is recorded DELIVERED, no snapshot is made and no error names EC2 "
-        "(and moto's StopInstances emits no 'EC2 Instance State-change Notification' event)",
-    ),
     "sfn-dynamodb": (
         sfn_dynamodb,
         'the definition puts untyped values (id.$: $.id gives "12345", not {"S": ...}; '
@@ -448,25 +447,12 @@ PENDING: dict[str, tuple[Steps, str]] = {
         "the refusal is moto's internal error (DynamoDB.AmazonDynamoDBException, cause "
         "\"'str' object has no attribute 'items'\"), not DynamoDB's validation error",
     ),
-    "sfn-ecs-sam": (
-        sfn_ecs_sam,
-        "ecs:runTask fails States.Runtime with cause \"'Cluster'\" (a KeyError of botocore's "
-        f"serializer: the PascalCase Cluster reaches it as is, {_NORMALISE}), not an ECS "
-        "error",
-    ),
     "sfn-lambda-function-crossaccount": (
         sfn_lambda_function_crossaccount,
         "needs the function of lambda-function.yaml deployed in a second account (and "
         "parameters naming it): the local cloud deploys one template in one account, so the "
         "task fails Lambda.ResourceNotFoundException (Function not found: "
         "...:function:x-lambdafunctionname, looked up in the cloud's own account and region)",
-    ),
-    "stepfunctions-bedrock-sam": (
-        stepfunctions_bedrock_sam,
-        "the bedrock:invokeModel integration is forwarded to moto's Bedrock backend, which "
-        "has no invoke_model: the execution fails States.Runtime with cause \"'Bedrock' "
-        "object has no attribute 'invoke_model'\" (an AttributeError of moto), not an "
-        "error of Bedrock",
     ),
     "stepfunctions-eventbridge-schedule-sam-python": (
         stepfunctions_eventbridge_schedule_sam_python,

@@ -5,10 +5,12 @@ event buses and API destinations; a Step Functions or Lambda target raises
 NotImplementedError, which moto swallows, so nothing runs and nothing reaches a DLQ. Here:
 
 * ``Rule.send_to_targets`` (events/models.py:140) -> ``deliver_event``: skips DISABLED
-  rules, matches the pattern (moto's matcher), then delivers to every target on a worker pool
-  (asynchronously, as EventBridge does): input = ``Input`` / ``InputPath`` /
-  ``InputTransformer`` / the event; Step Functions StartExecution, Lambda Invoke (Event),
-  SQS SendMessage, SNS Publish, PutEvents to a bus; moto's own code for the rest.
+  rules, matches the pattern (moto's matcher; a rule with a ScheduleExpression and no
+  EventPattern matches no event: it runs on its schedule, ``Schedules.fire_rule``), then
+  delivers to every target on a worker pool (asynchronously, as EventBridge does): input =
+  ``Input`` / ``InputPath`` / ``InputTransformer`` / the event; Step Functions
+  StartExecution, Lambda Invoke (Event), SQS SendMessage, SNS Publish, PutEvents to a bus;
+  moto's own code for the rest.
 * a failed delivery is mapped to an EventBridge error code (``error_code_for``); retryable
   ones (THROTTLING, TIMEOUT, INTERNAL_ERROR, ...) are retried with exponential backoff and
   full jitter on the cloud's clock until the target's ``RetryPolicy`` is exhausted
@@ -425,13 +427,27 @@ def iso_time(value: Any) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def deliver_event(rt: Runtime, rule: Rule, event: dict[str, Any]) -> None:
-    """Replacement for moto's Rule.send_to_targets: match, then deliver to every target."""
-    if rule.state != "ENABLED" or not rule.event_pattern.matches_event(event):
-        return
+def _matches(rule: Rule, event: dict[str, Any]) -> bool:
+    """Whether ``event`` matches ``rule``: a rule with a ScheduleExpression and no
+    EventPattern runs on its schedule only, and no event matches it (moto: every event)."""
+    if rule.event_pattern.dump() is None and rule.scheduled_expression:
+        return False
+    return bool(rule.event_pattern.matches_event(event))
+
+
+def deliver_event(
+    rt: Runtime, rule: Rule, event: dict[str, Any], *, scheduled: bool = False
+) -> list[Delivery]:
+    """Replacement for moto's Rule.send_to_targets: match, then deliver to every target.
+    ``scheduled``: ``event`` is the rule's own Scheduled Event (scheduler.Schedules.fire_rule),
+    which the rule's pattern does not filter. Returns the deliveries submitted (none for a
+    rule that is not ENABLED)."""
+    if rule.state != "ENABLED" or not (scheduled or _matches(rule, event)):
+        return []
     event = dict(event)
     event.pop("ingestion-time", None)
     event["time"] = iso_time(event.get("time"))
+    submitted = []
     for target in rule.targets:
         delivery = Delivery(
             event_id=str(event.get("id", "")),
@@ -446,6 +462,8 @@ def deliver_event(rt: Runtime, rule: Rule, event: dict[str, Any]) -> None:
                 _deliver(rt, rule, t, d)
 
         rt.deliveries.submit(delivery, run)
+        submitted.append(delivery)
+    return submitted
 
 
 # ---------------------------------------------------------------- patches

@@ -34,6 +34,7 @@ from moto.sqs.models import sqs_backends
 
 from localcloud import clients
 from localcloud.features.clock import Clock
+from localcloud.features.dynamodb_streams import StreamMappings
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 
@@ -135,6 +136,8 @@ class EventSourceMappings:
         self._busy = threading.Lock()
         self.invocations: list[dict[str, Any]] = []
         self._queue_urls: dict[str, str] = {}
+        #: DynamoDB stream mappings (features/dynamodb_streams.py), polled and drained here too
+        self.streams = StreamMappings(account_id, region, clock)
 
     def _mappings(self) -> list[Any]:
         backend = get_backend(self.account_id, self.region)  # the simple backend without Docker
@@ -150,6 +153,7 @@ class EventSourceMappings:
         with self._busy:
             for esm in self._mappings():
                 handled += self._poll(esm)
+            handled += self.streams.poll_once()
         return handled
 
     def _poll(self, esm: Any) -> int:
@@ -224,7 +228,7 @@ class EventSourceMappings:
                 raise TimeoutError(f"event source mappings still busy after {timeout}s")
 
     def _visible_backlog(self) -> int:
-        total = 0
+        total = self.streams.backlog()
         for esm in self._mappings():
             queue_name = esm.event_source_arn.rsplit(":", 1)[-1]
             queue = sqs_backends[self.account_id][self.region].queues.get(queue_name)

@@ -1,4 +1,4 @@
-"""EventBridge Scheduler schedules, fired on demand.
+"""EventBridge Scheduler schedules and EventBridge scheduled rules, fired on demand.
 
 moto stores schedules (CreateSchedule, and ``AWS::Scheduler::Schedule`` through the shim in
 stack.py) but never runs them. ``Schedules.fire(name)`` runs one schedule invocation as
@@ -6,7 +6,9 @@ Scheduler does:
 
 * the target ``Input`` with the context attributes substituted: ``<aws.scheduler.schedule-arn>``,
   ``<aws.scheduler.scheduled-time>`` (``2026-11-21T10:00:00Z``), ``<aws.scheduler.execution-id>``,
-  ``<aws.scheduler.attempt-number>`` (per attempt);
+  ``<aws.scheduler.attempt-number>`` (per attempt); without ``Input``, ``{}`` (the API reference
+  says only "a default notification"; a templated Lambda, Step Functions or EventBridge target
+  needs well-formed JSON, and SQS refuses an empty body);
 * templated targets: SQS SendMessage, Lambda Invoke (Event), Step Functions StartExecution
   (execution name = the execution id), SNS Publish, EventBridge PutEvents; anything else
   (universal ``aws-sdk`` targets) raises ``UnsupportedTargetError``;
@@ -19,6 +21,17 @@ Scheduler does:
 
 ``fire(..., deliveries=2)`` delivers the same run twice (same execution id and scheduled
 time): Scheduler is at-least-once, and consumers must cope.
+
+EventBridge *rules* with a ``ScheduleExpression`` (a SAM function's ``Schedule`` event, or an
+``AWS::Events::Rule``) are not Scheduler schedules: moto stores them and never runs them.
+``Schedules.fire_rule(name_or_arn)`` runs one firing as EventBridge does: when the rule is
+ENABLED, the Scheduled Event (version "0", a new id, detail-type "Scheduled Event", source
+"aws.events", account, time, region, resources [the rule's ARN], detail {}) goes to each of
+its targets through the rule delivery of delivery.py (Input / InputPath / InputTransformer,
+RetryPolicy, DeadLetterConfig, as events.amazonaws.com or the target's RoleArn), whatever the
+rule's EventPattern; it returns the targets' ``Delivery`` records once they have ended (none
+for a DISABLED rule). Nothing fires either kind on a timetable: the cloud's clock is virtual
+for waits and retries only, so a test fires what the schedule would have run.
 """
 
 from __future__ import annotations
@@ -28,21 +41,30 @@ import json
 import random
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.config import Config
 from botocore.exceptions import ClientError
+from moto.events.models import events_backends
 from moto.scheduler.models import scheduler_backends
 
 from localcloud import clients
 from localcloud.features.clock import Clock
+from localcloud.features.delivery import Delivery, deliver_event
 from localcloud.iam import enforcement as iam
 
-__all__ = ["Invocation", "Schedules", "UnsupportedTargetError", "render_input"]
+if TYPE_CHECKING:
+    from moto.events.models import Rule
+
+    from localcloud.runtime import Runtime
+
+__all__ = ["DEFAULT_INPUT", "Invocation", "Schedules", "UnsupportedTargetError", "render_input"]
 
 # One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
 _CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 _NOT_RETRIED = ("AccessDenied", "NotFound", "DoesNotExist", "NonExistent", "Validation", "Invalid")
+#: what a target without ``Input`` receives
+DEFAULT_INPUT = "{}"
 
 
 class UnsupportedTargetError(RuntimeError):
@@ -76,8 +98,11 @@ class Invocation:
 
 
 class Schedules:
-    def __init__(self, account_id: str, region: str, clock: Clock) -> None:
+    def __init__(
+        self, account_id: str, region: str, clock: Clock, runtime: Runtime | None = None
+    ) -> None:
         self.account_id, self.region, self.clock = account_id, region, clock
+        self.runtime = runtime  # its deliveries run fire_rule's targets
         self.history: list[Invocation] = []
 
     def _client(self, service: str) -> Any:
@@ -116,6 +141,52 @@ class Schedules:
             out.append(invocation)
         return out
 
+    def fire_rule(
+        self,
+        rule: str,
+        *,
+        bus: str = "default",
+        scheduled_time: dt.datetime | None = None,
+        timeout: float = 30.0,
+    ) -> list[Delivery]:
+        """Run one firing of the scheduled EventBridge rule ``rule`` (its name on ``bus``, or
+        its ARN): its Scheduled Event to each target, as EventBridge does. Returns the
+        targets' deliveries once they have ended; none when the rule is not ENABLED."""
+        if self.runtime is None:
+            raise RuntimeError("Schedules without a runtime cannot deliver rule targets")
+        found = self._scheduled_rule(rule, bus)
+        moment = (scheduled_time or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+        event = {
+            "version": "0",
+            "id": str(uuid.uuid4()),
+            "detail-type": "Scheduled Event",
+            "source": "aws.events",
+            "account": found.account_id,
+            "time": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "region": found.region_name,
+            "resources": [found.arn],
+            "detail": {},
+        }
+        deliveries = deliver_event(self.runtime, found, event, scheduled=True)
+        ended = self.runtime.deliveries.wait(
+            lambda: all(d.finished is not None for d in deliveries), timeout
+        )
+        if not ended:
+            raise TimeoutError(f"rule {found.arn}: deliveries still pending after {timeout}s")
+        return deliveries
+
+    def _scheduled_rule(self, rule: str, bus: str) -> Rule:
+        if rule.startswith("arn:"):  # arn:aws:events:<region>:<account>:rule/[<bus>/]<name>
+            bus, _, rule = rule.split(":", 5)[5].removeprefix("rule/").rpartition("/")
+            bus = bus or "default"
+        backend = events_backends[self.account_id][self.region]
+        found = backend.event_buses[bus].rules.get(rule) if bus in backend.event_buses else None
+        if found is None:
+            raise LookupError(f"no rule {rule!r} on event bus {bus!r}")
+        if not found.scheduled_expression:
+            raise ValueError(f"rule {found.arn} has no ScheduleExpression")
+        return found
+
     def _invoke(self, schedule: Any, invocation: Invocation) -> None:
         target = schedule.target
         policy = target.get("RetryPolicy") or {}
@@ -126,7 +197,7 @@ class Schedules:
         while True:
             invocation.attempts += 1
             payload = render_input(
-                str(target.get("Input", "")),
+                str(target.get("Input") or DEFAULT_INPUT),
                 schedule_arn=schedule.arn,
                 scheduled_time=invocation.scheduled_time,
                 execution_id=invocation.execution_id,

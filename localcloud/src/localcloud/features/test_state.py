@@ -1,42 +1,31 @@
 """The Step Functions TestState API on the local cloud (``aws stepfunctions test-state``).
 
 moto 5.2.5 ships LocalStack's first TestState engine (stepfunctions/parser: the one-state
-parser ``asl/parse/test_state/``, ``TestStateExecution``, the provider's ``test_state``) but
-its API has no ``TestState`` action, and that engine predates the November 2025 API: no
-``stateName``, ``mock``, ``stateConfiguration``, no RETRIABLE or CAUGHT_ERROR, no Map or
-Parallel. Here the action is added on moto's engine, field by field from the API reference
-(botocore's model, stepfunctions 2016-11-23, and the developer guide "Testing state machines
-with TestState API"):
+parser ``asl/parse/test_state/``, ``TestStateExecution``) but no ``TestState`` action, and the
+engine predates the November 2025 API (``stateName``, ``mock``, ``stateConfiguration``,
+RETRIABLE, CAUGHT_ERROR, Map, Parallel). Here the action is added on moto's engine, field by
+field from the API reference (botocore's model) and the guide "Testing state machines with
+TestState API" (docs/coming-from-step-functions-local.md says what each field does here):
 
-* ``definition`` is one state, or a whole state machine with ``stateName`` naming the state;
-* the state runs once on moto's one-state engine (its data flow fills ``inspectionData``:
-  input, afterInputPath, afterParameters, result, afterResultSelector, afterResultPath);
-  its ``Retry`` and ``Catch`` are decided here, without retrying, as TestState does: an error
-  a retrier matches with attempts left (``stateConfiguration.retrierRetryCount`` made so far)
-  is RETRIABLE with ``errorDetails`` retryIndex/retryBackoffIntervalSeconds; else a catcher's
-  is CAUGHT_ERROR with its ``nextState``, the error output placed by its ResultPath, and
-  ``errorDetails.catchIndex``; else FAILED;
-* ``mock.result`` replaces the service's answer, ``mock.errorOutput`` makes the call fail
-  with that error; ``fieldValidationMode`` STRICT (default) / PRESENT check the result
-  against the API's output shape (botocore's model) for an ``aws-sdk`` task, NONE does not;
+* ``definition`` is one state, or a whole state machine with ``stateName`` naming the state
+  (its QueryLanguage is the machine's unless its own); ``variables`` are its variables;
+* the state runs once on moto's one-state engine (its data flow fills ``inspectionData``,
+  with ``variables`` after the state); its ``Retry`` and ``Catch`` are decided here, without
+  retrying: RETRIABLE (``stateConfiguration.retrierRetryCount`` attempts made so far) with
+  ``errorDetails`` retryIndex/retryBackoffIntervalSeconds, CAUGHT_ERROR with the catcher's
+  ``nextState`` and its ResultPath applied, or FAILED;
+* ``mock.result`` / ``mock.errorOutput`` replace the service's answer, checked against the
+  API's output shape for an ``aws-sdk`` task unless ``fieldValidationMode`` is NONE;
 * Map and Parallel states, activity tasks and ``.sync``/``.waitForTaskToken`` run only with a
-  mock (as on AWS): the mock is the state's result (a JSONPath Map's inspectionData adds
-  afterItemsPath, afterItemSelector and its MaxConcurrency / tolerated failures);
-  ``mapIterationFailureCount`` above the Map's ToleratedFailureCount, or above its
-  ToleratedFailurePercentage of the items (mapItemReaderData's, else ItemsPath's), fails it
-  with ``States.ExceedToleratedFailureThreshold`` (either one; neither given: any failure);
+  mock (the mock is the state's result); ``mapIterationFailureCount`` above the Map's
+  tolerated count or percentage fails it with ``States.ExceedToleratedFailureThreshold``;
   ``errorCausedByState`` must name a state inside it;
-* ``context`` (only with a mock, else ValidationException, as API_TestState says) is the
-  Context object JSONPath ``$$.`` paths read, its objects' fields over the engine's;
-* ``inspectionLevel`` TRACE is DEBUG's inspectionData (TRACE adds the HTTP request and
-  response of an HTTP Task only); ``revealSecrets`` true needs the caller's
-  ``states:RevealSecrets`` (AccessDeniedException without it) when the IAM checks the caller;
+* ``context`` (only with a mock) is the Context object ``$$.`` paths read;
+* ``inspectionLevel`` TRACE is DEBUG's; ``revealSecrets`` needs ``states:RevealSecrets``;
 * without a mock, a Task calls the local services as ``roleArn`` (required then), authorized
-  by the local cloud's IAM like an execution of a state machine with that role: a role that
-  does not exist has no policies, so its calls are refused with the service's AccessDenied.
+  by the local cloud's IAM as an execution with that role would be.
 
-Not honoured (docs/coming-from-step-functions-local.md): ``variables`` and inspectionData
-``variables``; HTTP Tasks (no ``request``/``response``, so revealSecrets reveals nothing);
+Not honoured: HTTP Tasks (no ``request``/``response``, so revealSecrets reveals nothing);
 ToleratedFailureCountPath / ToleratedFailurePercentagePath; the jitter of
 ``retryBackoffIntervalSeconds`` (the un-jittered backoff is reported).
 """
@@ -108,7 +97,8 @@ def _select_state(definition: Any, state_name: str | None) -> tuple[str, dict[st
             )
         if not isinstance(states, dict) or state_name not in states:
             raise _validation(f"stateName '{state_name}' is not a state of the definition")
-        return state_name, states[state_name]
+        language = {"QueryLanguage": definition.get("QueryLanguage", "JSONPath")}
+        return state_name, {**language, **states[state_name]}  # the machine's, unless its own
     if "Type" not in definition:
         raise _invalid("SCHEMA_VALIDATION_FAILED: the state has no Type")
     return state_name or _STATE_NAME, definition
@@ -251,6 +241,8 @@ class _MockedWorker(TestStateExecutionWorker):
     def _get_evaluation_environment(self) -> Any:
         env = super()._get_evaluation_environment()
         env.mock_test_case = self._mock_test_case
+        env.variable_store._inner_scope.update(self._execution.variables)  # Assign may set them
+        self._execution.store = env.variable_store
         if self._context is not None:  # what JSONPath ``$$.`` paths read
             engine = env.states.context_object.context_object_data
             context = _GivenContext(engine)
@@ -264,11 +256,14 @@ class _MockedWorker(TestStateExecutionWorker):
 class _Execution(TestStateExecution):
     mock_test_case: Any = None
     context: dict[str, Any] | None = None
+    variables: dict[str, Any] = {}  # noqa: RUF012 - replaced per execution, never changed
+    store: Any = None  # the state's variables (moto's VariableStore) once it has run
 
     def _get_start_execution_worker(self) -> Any:
         worker = super()._get_start_execution_worker()
         worker.__class__ = _MockedWorker
         worker._mock_test_case, worker._context = self.mock_test_case, self.context
+        worker._execution = self
         return worker
 
 
@@ -379,6 +374,8 @@ def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[st
     if mock and str((mock.get("errorOutput") or {}).get("error", "")).startswith("States."):
         reserved = mock["errorOutput"]["error"]
         mock = {**mock, "errorOutput": {**mock["errorOutput"], "error": _STAND_IN}}
+    if params.get("variables"):
+        execution.variables = _json(params["variables"], "variables")
     if mock:
         execution.mock_test_case = _mock_test_case(mocked, mock)
         execution.context = given_context
@@ -389,6 +386,9 @@ def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[st
     output = execution.to_test_state_output(inspection_level=InspectionLevel.TRACE)
     inspection = dict(output.pop("inspectionData", None) or {})
     _complete_inspection(state, state_input, inspection, given_context or {})
+    store = execution.store  # the variables after the state: the given ones and its Assign
+    if store is not None and (variables := {**store._outer_scope, **store._inner_scope}):
+        inspection["variables"] = json.dumps(variables)
     answer: dict[str, Any] = {k: v for k, v in output.items() if v is not None}
     if reserved is not None and answer.get("error") == _STAND_IN:
         answer["error"] = reserved

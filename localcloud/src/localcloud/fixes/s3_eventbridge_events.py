@@ -29,11 +29,18 @@ from localcloud.patching import Kind, Patch, Targets
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
-__all__ = ["PATCHES"]
+__all__ = ["PATCHES", "next_sequencer"]
 
 
 _PUT_OBJECT_TAGGING = S3Response.put_object_tagging
 _sequencer = itertools.count(0x0062F0F0A0000000)
+
+
+def next_sequencer() -> str:
+    """An S3 event's ``sequencer``: increasing across the process's events (hex, 16 digits)."""
+    return f"{next(_sequencer):016X}"
+
+
 _S3_REASONS = {
     "Put": "PutObject",
     "Post": "PostObject",
@@ -69,7 +76,7 @@ def _s3_event_bridge_message(
     obj: dict[str, Any] = {"key": key.name, "size": key.size, "etag": key.etag.replace('"', "")}
     if key.version_id and key.version_id != "null":
         obj["version-id"] = key.version_id
-    obj["sequencer"] = f"{next(_sequencer):016X}"
+    obj["sequencer"] = next_sequencer()
     detail: dict[str, Any] = {
         "version": "0",
         "bucket": {"name": bucket.name},

@@ -144,6 +144,10 @@ def _dynamodb(operation: str, params: Mapping[str, Any], region: str, account: s
             for kind, body in item.items():
                 needs.append(Need(f"dynamodb:{verbs[kind]}", table(body.get("TableName"))))
         return needs
+    if operation in ("DescribeStream", "GetShardIterator"):  # DynamoDB Streams
+        return [Need(f"dynamodb:{operation}", str(params["StreamArn"]))]
+    if operation == "GetRecords":  # moto's shard iterator is "<stream ARN>|1|<id>"
+        return [Need(f"dynamodb:{operation}", str(params.get("ShardIterator")).split("|")[0])]
     resource = table(params.get("TableName", "*"))
     if params.get("IndexName"):
         resource = f"{resource}/index/{params['IndexName']}"

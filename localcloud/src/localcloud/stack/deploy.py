@@ -210,9 +210,14 @@ def _resolve_handler(handler: str, where: str, code_dir: Path | None) -> Callabl
             loaded = getattr(module, "__file__", None)
             if expected is not None and (not loaded or Path(loaded).resolve() != expected):
                 module = _load_private(module_name, expected, where)
-        except Exception as exc:  # the runtime's message; the import's traceback is logged
+        except ImportError as exc:  # as the Python runtime interface client reports each
             raise InitError("Runtime.ImportModuleError",
                             f"Unable to import module '{module_name}': {exc}") from exc  # fmt: skip
+        except SyntaxError as exc:
+            raise InitError("Runtime.UserCodeSyntaxError",
+                            f"Syntax error in module '{module_name}': {exc}") from exc  # fmt: skip
+        except Exception as exc:  # raised by the module's own code while it was imported
+            raise InitError(type(exc).__name__, str(exc)) from exc
         target = getattr(module, attribute, None)
         if not callable(target):
             raise InitError("Runtime.HandlerNotFound",
