@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,22 @@ def test_the_handler_sees_inserts_modifies_and_removes_in_order(cloud: LocalClou
     assert "NewImage" not in remove
 
 
+@contextmanager
+def paused(cloud: LocalCloud, function: str) -> Iterator[None]:
+    """The function's stream mapping disabled meanwhile (its records wait on the stream), so
+    that what is written meanwhile is read at once when it is enabled again, however busy the
+    machine is."""
+    lam = boto3.client("lambda")
+    (mapping,) = lam.list_event_source_mappings(FunctionName=cloud.functions[function])[
+        "EventSourceMappings"
+    ]
+    lam.update_event_source_mapping(UUID=mapping["UUID"], Enabled=False)
+    try:
+        yield
+    finally:
+        lam.update_event_source_mapping(UUID=mapping["UUID"], Enabled=True)
+
+
 def test_a_filter_hands_over_only_matching_records(cloud: LocalCloud) -> None:
     dynamodb, table = boto3.client("dynamodb"), cloud.outputs["OrdersTable"]
     dynamodb.put_item(TableName=table, Item={"pk": {"S": "f-1"}, "kind": {"S": "gift"}})
@@ -104,12 +121,13 @@ def test_a_failing_batch_is_bisected_retried_then_sent_to_the_on_failure_destina
     cloud: LocalCloud,
 ) -> None:
     dynamodb, table = boto3.client("dynamodb"), cloud.outputs["JobsTable"]
-    for key in ("j-1", "j-2", "j-3"):
-        item = {"pk": {"S": key}}
-        if key == "j-3":
-            item["poison"] = {"BOOL": True}
-        dynamodb.put_item(TableName=table, Item=item)
-    dynamodb.put_item(TableName=table, Item={"pk": {"S": "j-4"}})
+    with paused(cloud, "FailingFunction"):  # the four records in one batch, as a burst is
+        for key in ("j-1", "j-2", "j-3"):
+            item = {"pk": {"S": key}}
+            if key == "j-3":
+                item["poison"] = {"BOOL": True}
+            dynamodb.put_item(TableName=table, Item=item)
+        dynamodb.put_item(TableName=table, Item={"pk": {"S": "j-4"}})
     cloud.settle()
 
     seen = [keys(batch) for batch in batches(cloud, "FailingFunction")]
@@ -144,8 +162,9 @@ def test_report_batch_item_failures_checkpoints_at_the_first_failed_record(
     cloud: LocalCloud,
 ) -> None:
     dynamodb, table = boto3.client("dynamodb"), cloud.outputs["TasksTable"]
-    for key in ("t-1", "fail-2", "t-3"):
-        dynamodb.put_item(TableName=table, Item={"pk": {"S": key}, "n": {"N": "1"}})
+    with paused(cloud, "PartialFunction"):  # the three records in one batch
+        for key in ("t-1", "fail-2", "t-3"):
+            dynamodb.put_item(TableName=table, Item={"pk": {"S": key}, "n": {"N": "1"}})
     cloud.settle()
 
     seen = batches(cloud, "PartialFunction")

@@ -39,7 +39,15 @@ AWSTemplateFormatVersion: "2010-09-09"
 Resources:
   Site:
     Type: AWS::S3::Bucket
-    Properties: {BucketName: front-site}
+    Properties:
+      BucketName: front-site
+      CorsConfiguration:  # the template's CORS rule, applied as CloudFormation applies it
+        CorsRules:
+          - AllowedOrigins: ["http://app.example"]
+            AllowedMethods: [GET, PUT]
+            AllowedHeaders: ["*"]
+            ExposedHeaders: [ETag]
+            MaxAge: 600
   Plain:
     Type: AWS::S3::Bucket
     Properties: {BucketName: front-plain}
@@ -56,20 +64,6 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
     template.write_text(TEMPLATE)
     with LocalCloud(template, stack_name="http-front") as running:
         running.serve(port=0)
-        boto3.client("s3").put_bucket_cors(
-            Bucket="front-site",
-            CORSConfiguration={
-                "CORSRules": [
-                    {
-                        "AllowedOrigins": [APP],
-                        "AllowedMethods": ["GET", "PUT"],
-                        "AllowedHeaders": ["*"],
-                        "ExposeHeaders": ["ETag"],
-                        "MaxAgeSeconds": 600,
-                    }
-                ]
-            },
-        )
         yield running
 
 

@@ -78,6 +78,10 @@ def _lifecycle_rule(rule: dict[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
+# CloudFormation's CorsRule property names -> PutBucketCors's, where they differ
+_CORS_NAMES = {"Id": "ID", "ExposedHeaders": "ExposeHeaders", "MaxAge": "MaxAgeSeconds"}
+
+
 def _apply_bucket(name: str, props: dict[str, Any], resource: Any, clients: DeployClients) -> None:
     s3 = clients("s3")
     if "VersioningConfiguration" in props:
@@ -103,6 +107,11 @@ def _apply_bucket(name: str, props: dict[str, Any], resource: Any, clients: Depl
             "TargetPrefix": config.get("LogFilePrefix", ""),
         }
         s3.put_bucket_logging(Bucket=name, BucketLoggingStatus={"LoggingEnabled": enabled})
+    if "CorsConfiguration" in props:  # served by bucket_cors.py to the origins it allows
+        s3.put_bucket_cors(Bucket=name, CORSConfiguration={"CORSRules": [
+            {_CORS_NAMES.get(k, k): int(v) if k == "MaxAge" else v for k, v in rule.items()}
+            for rule in props["CorsConfiguration"]["CorsRules"]
+        ]})  # fmt: skip
     if "LifecycleConfiguration" in props:
         lifecycle = props["LifecycleConfiguration"]
         _only(lifecycle, {"Rules"}, f"{name} LifecycleConfiguration")

@@ -42,7 +42,8 @@ PROPERTY_SUPPORT: dict[str, Support] = {
         moto=frozenset({"BucketName", "BucketEncryption", "Tags"}),
         applied=frozenset({"VersioningConfiguration", "NotificationConfiguration",
                            "PublicAccessBlockConfiguration", "OwnershipControls",
-                           "LifecycleConfiguration", "LoggingConfiguration"}),
+                           "LifecycleConfiguration", "LoggingConfiguration",
+                           "CorsConfiguration"}),
     ),
     "AWS::DynamoDB::Table": Support(
         moto=frozenset({"TableName", "AttributeDefinitions", "KeySchema", "BillingMode",
