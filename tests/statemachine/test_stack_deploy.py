@@ -375,11 +375,11 @@ def test_ignored_property_is_refused(deployed: Deployed, tmp_path: Path) -> None
         {
             "Website": {
                 "Type": "AWS::S3::Bucket",
-                "Properties": {"CorsConfiguration": {"CorsRules": []}},
+                "Properties": {"AccelerateConfiguration": {"AccelerationStatus": "Enabled"}},
             }
         },
     )
-    with pytest.raises(UnsupportedPropertyError, match="Website: CorsConfiguration"):
+    with pytest.raises(UnsupportedPropertyError, match="Website: AccelerateConfiguration"):
         deploy(template, stack_name="refused-property", region=REGION)
     assert "refused-property" not in _stack_names()
 
