@@ -49,3 +49,12 @@ def test_a_notification_is_the_documented_record() -> None:
         assert created_2["s3"]["object"]["sequencer"] > obj["sequencer"]
         assert set(created_1) >= {"userIdentity", "requestParameters", "responseElements"}
         assert created_1["s3"]["bucket"]["ownerIdentity"]["principalId"]
+
+
+def test_s3_responses_name_their_server() -> None:
+    with LocalCloud(TEMPLATE, stack_name="s3-server") as cloud:
+        s3 = boto3.client("s3")
+        put = s3.put_object(Bucket=cloud.outputs["Bucket"], Key="a.txt", Body=b"a")
+        listed = s3.list_objects_v2(Bucket=cloud.outputs["Bucket"])
+        for reply in (put, listed):
+            assert reply["ResponseMetadata"]["HTTPHeaders"]["server"] == "AmazonS3"
