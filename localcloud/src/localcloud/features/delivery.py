@@ -33,11 +33,8 @@ import copy
 import datetime as dt
 import json
 import random
-import threading
 import time
 import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +44,7 @@ from moto.events.models import Rule
 
 from localcloud import clients
 from localcloud.features.transformer import apply_input_transformer
+from localcloud.features.work_log import WorkLog
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 
@@ -78,7 +76,6 @@ NON_RETRYABLE = frozenset(
 DEFAULT_RETRY_POLICY = {"MaximumRetryAttempts": 185, "MaximumEventAgeInSeconds": 86400}
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 300.0
-WORKERS = 8
 # One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
 _CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
@@ -153,66 +150,10 @@ class Delivery:
         return str(value) if value else None
 
 
-class DeliveryLog:
+class DeliveryLog(WorkLog[Delivery]):
     """Deliveries in submission order, with waiting helpers (thread-safe)."""
 
-    def __init__(self) -> None:
-        self._items: list[Delivery] = []
-        self._unfinished = 0  # submitted, not finished (clear() forgets items, not this)
-        self._changed = threading.Condition()
-        self._pool: ThreadPoolExecutor | None = None
-
-    def submit(self, delivery: Delivery, work: Callable[[Delivery], None]) -> None:
-        with self._changed:
-            self._items.append(delivery)
-            self._unfinished += 1
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="eventbridge")
-            pool = self._pool
-        pool.submit(self._run, delivery, work)
-
-    def _run(self, delivery: Delivery, work: Callable[[Delivery], None]) -> None:
-        try:
-            work(delivery)
-        finally:
-            delivery.finished = time.monotonic()
-            with self._changed:
-                self._unfinished -= 1
-                self._changed.notify_all()
-
-    def all(self) -> list[Delivery]:
-        with self._changed:
-            return list(self._items)
-
-    def find(self, predicate: Callable[[Delivery], bool]) -> list[Delivery]:
-        return [d for d in self.all() if predicate(d)]
-
-    def wait(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
-        """Block until ``predicate()`` is truthy (re-checked after every finished delivery)."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                value = predicate()
-                remaining = deadline - time.monotonic()
-                if value or remaining <= 0:
-                    return value
-                self._changed.wait(min(remaining, 0.05))
-
-    def drain(self, timeout: float = 30.0) -> None:
-        """Wait until no delivery is pending; TimeoutError otherwise."""
-        if not self.wait(lambda: self._unfinished == 0, timeout):
-            pending = sum(1 for d in self.all() if d.finished is None)
-            raise TimeoutError(f"{pending} EventBridge deliveries still pending after {timeout}s")
-
-    def clear(self) -> None:
-        with self._changed:
-            self._items.clear()
-
-    def shutdown(self) -> None:
-        with self._changed:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True)
+    THREADS = "eventbridge"
 
 
 _queue_urls: dict[str, str] = {}  # queue ARN -> URL (GetQueueUrl once per queue)

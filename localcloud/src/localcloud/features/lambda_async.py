@@ -49,12 +49,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import threading
-import time
 import uuid
 import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +66,7 @@ from moto.sns.models import Subscription
 from localcloud import clients
 from localcloud.features.lambda_async_config import arn_parts, async_settings
 from localcloud.features.lambda_runtime import REQUEST_ID_HEADER, InProcessLambdaBackend
+from localcloud.features.work_log import WorkLog
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 
@@ -85,7 +83,6 @@ __all__ = [
 LOG = logging.getLogger(__name__)
 RETRY_DELAYS = (60.0, 120.0)  # after the first and the second failed attempt
 THROTTLE_BACKOFF_CAP = 300.0
-WORKERS = 8
 FAILURE_DETAIL_TYPE = "Lambda Function Invocation Result - Failure"
 SUCCESS_DETAIL_TYPE = "Lambda Function Invocation Result - Success"
 _CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
@@ -112,68 +109,22 @@ class AsyncInvocation:
     finished: float | None = None
 
 
-class AsyncInvocations:
+class AsyncInvocations(WorkLog[AsyncInvocation]):
     """The asynchronous invocations of one cloud and the pool that runs them."""
 
-    def __init__(self) -> None:
-        self._items: list[AsyncInvocation] = []
-        self._unfinished = 0
-        self._changed = threading.Condition()
-        self._pool: ThreadPoolExecutor | None = None
-        self.closed = False
+    THREADS = "lambda-async"
+    CLOSES = True  # none outlives its cloud (it would call the real endpoints)
 
-    def submit(self, item: AsyncInvocation, work: Callable[[AsyncInvocation], None]) -> None:
-        with self._changed:
-            if self.closed:
-                raise RuntimeError("the local cloud is stopping")
-            self._items.append(item)
-            self._unfinished += 1
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="lambda-async")
-            pool = self._pool
-        pool.submit(self._run, item, work)
-
-    def _run(self, item: AsyncInvocation, work: Callable[[AsyncInvocation], None]) -> None:
+    def _work(self, item: AsyncInvocation, work: Callable[[AsyncInvocation], None]) -> None:
         try:
             with iam.acting_as(None):  # not whoever started the pool's thread
                 work(item)
         except Exception:
             item.status = "ERROR"
             LOG.exception("asynchronous invocation %s of %s", item.request_id, item.function_name)
-        finally:
-            item.finished = time.monotonic()
-            with self._changed:
-                self._unfinished -= 1
-                self._changed.notify_all()
-
-    def all(self) -> list[AsyncInvocation]:
-        with self._changed:
-            return list(self._items)
 
     def of(self, function_name: str) -> list[AsyncInvocation]:
         return [i for i in self.all() if i.function_name == function_name]
-
-    def wait(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                value = predicate()
-                remaining = deadline - time.monotonic()
-                if value or remaining <= 0:
-                    return value
-                self._changed.wait(min(remaining, 0.05))
-
-    def drain(self, timeout: float = 30.0) -> None:
-        """Wait until every asynchronous invocation has finished; TimeoutError otherwise."""
-        if not self.wait(lambda: self._unfinished == 0, timeout):
-            raise TimeoutError(f"{self._unfinished} asynchronous invocations still running")
-
-    def shutdown(self) -> None:
-        with self._changed:
-            self.closed = True
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
 
 
 _LOGS: weakref.WeakKeyDictionary[Any, AsyncInvocations] = weakref.WeakKeyDictionary()
