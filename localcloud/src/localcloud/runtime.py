@@ -19,6 +19,7 @@ from typing import Any
 from localcloud.features.clock import Clock
 from localcloud.features.delivery import DeliveryLog
 from localcloud.features.faults import Faults
+from localcloud.features.lambda_async import AsyncInvocations
 from localcloud.features.lambda_runtime import EnvironmentWaits
 from localcloud.iam.enforcement import Authorizer
 
@@ -64,6 +65,8 @@ class Runtime:
         self.faults = Faults()
         self.clock = Clock(time_scale)
         self.deliveries = DeliveryLog()
+        #: Invoke with InvocationType Event, S3 and SNS notifications (features/lambda_async.py)
+        self.async_invocations = AsyncInvocations()
         #: a parsed Step Functions Local MockConfigFile ("<arn>#<TestCase>" executions)
         self.mock_config = mock_config
         #: notified whenever an execution ends (see features/executions.py)

@@ -50,7 +50,6 @@ import datetime as dt
 import json
 import logging
 import uuid
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -127,12 +126,9 @@ class AsyncInvocations(WorkLog[AsyncInvocation]):
         return [i for i in self.all() if i.function_name == function_name]
 
 
-_LOGS: weakref.WeakKeyDictionary[Any, AsyncInvocations] = weakref.WeakKeyDictionary()
-
-
 def async_invocations(runtime: Runtime) -> AsyncInvocations:
     """The asynchronous invocations of the cloud of ``runtime``."""
-    return _LOGS.setdefault(runtime, AsyncInvocations())
+    return runtime.async_invocations
 
 
 # ------------------------------------------------------------------ running

@@ -92,55 +92,64 @@ class _BucketPolicy(_Shim):
         s3_backends[account_id][_PARTITION].delete_bucket_policy(self.bucket)
 
 
-class _QueuePolicy(_Shim):
+class _ResourcePolicy(_Shim):
+    """A resource policy set on each resource a property lists (QueuePolicy, TopicPolicy),
+    and taken back on delete."""
+
+    LISTED = ""  # the property listing the resources
+
+    def __init__(self, name: str, account_id: str, region: str, targets: list[str]) -> None:
+        super().__init__(name, account_id, region)
+        self.targets = targets
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        document = props["PolicyDocument"]
+        policy = document if isinstance(document, str) else json.dumps(document)
+        targets = [cls._target(listed) for listed in props[cls.LISTED]]
+        for target in targets:
+            cls._set(account_id, region, target, policy)
+        return cls(name, account_id, region, targets)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        for target in self.targets:
+            self._set(account_id, region_name, target, None)
+
+    @staticmethod
+    def _target(listed: str) -> str:
+        return listed
+
+    @staticmethod
+    def _set(account_id: str, region: str, target: str, policy: str | None) -> None:
+        raise NotImplementedError
+
+
+class _QueuePolicy(_ResourcePolicy):
     TYPE = "AWS::SQS::QueuePolicy"
     PROPERTIES = frozenset({"Queues", "PolicyDocument"})
+    LISTED = "Queues"
 
-    def __init__(self, name: str, account_id: str, region: str, queues: list[str]) -> None:
-        super().__init__(name, account_id, region)
-        self.queues = queues
+    @staticmethod
+    def _target(listed: str) -> str:
+        return listed.rstrip("/").rsplit("/", 1)[-1]  # a queue URL -> its name
 
-    @classmethod
-    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
-        document = props["PolicyDocument"]
-        policy = document if isinstance(document, str) else json.dumps(document)
-        names = [url.rstrip("/").rsplit("/", 1)[-1] for url in props["Queues"]]
-        backend = sqs_backends[account_id][region]
-        for queue in names:
-            backend.set_queue_attributes(queue, {"Policy": policy})
-        return cls(name, account_id, region, names)
-
-    def delete(self, account_id: str, region_name: str) -> None:
-        backend = sqs_backends[account_id][region_name]
-        for queue in self.queues:
-            backend.set_queue_attributes(queue, {"Policy": ""})
+    @staticmethod
+    def _set(account_id: str, region: str, target: str, policy: str | None) -> None:
+        sqs_backends[account_id][region].set_queue_attributes(target, {"Policy": policy or ""})
 
 
-class _TopicPolicy(_Shim):
+class _TopicPolicy(_ResourcePolicy):
     TYPE = "AWS::SNS::TopicPolicy"
     PROPERTIES = frozenset({"Topics", "PolicyDocument"})
+    LISTED = "Topics"
 
-    def __init__(self, name: str, account_id: str, region: str, topics: list[str]) -> None:
-        super().__init__(name, account_id, region)
-        self.topics = topics
-
-    @classmethod
-    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
-        document = props["PolicyDocument"]
-        policy = document if isinstance(document, str) else json.dumps(document)
+    @staticmethod
+    def _set(account_id: str, region: str, target: str, policy: str | None) -> None:
         backend = sns_backends[account_id][region]
-        for topic in props["Topics"]:
-            backend.set_topic_attribute(topic, "policy", policy)  # as SetTopicAttributes does
-        return cls(name, account_id, region, list(props["Topics"]))
-
-    def delete(self, account_id: str, region_name: str) -> None:
-        backend = sns_backends[account_id][region_name]
-        for arn in self.topics:  # the topic's default policy again, as SNS creates it
-            topic = backend.topics.get(arn)
-            if topic is not None:
-                topic._policy_json = topic._create_default_topic_policy(
-                    region_name, account_id, topic.name
-                )
+        if policy is not None:
+            backend.set_topic_attribute(target, "policy", policy)  # as SetTopicAttributes does
+        elif (topic := backend.topics.get(target)) is not None:  # the default policy again
+            topic._policy_json = topic._create_default_topic_policy(region, account_id, topic.name)
 
 
 class _Alias(_Shim):
