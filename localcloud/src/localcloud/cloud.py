@@ -370,6 +370,35 @@ class LocalCloud:
         for rule in list(backend.event_buses[bus].rules.values()):
             delivery.deliver_event(self.runtime, rule, event)
 
+    def emit(
+        self,
+        source: str,
+        detail_type: str,
+        detail: dict[str, Any],
+        resources: list[str] | tuple[str, ...] = (),
+    ) -> dict[str, Any]:
+        """Put on the default bus the event an AWS service would send (``source`` ``aws.*``,
+        which PutEvents refuses to anyone else), in EventBridge's envelope, and deliver it to
+        the matching rules; returns the event. For the rules that match events of services
+        the local cloud does not run: an EC2 instance's state change, an Inspector finding,
+        a CloudTrail "AWS API Call via CloudTrail"."""
+        import uuid
+        from datetime import UTC, datetime
+
+        event = {
+            "version": "0",
+            "id": str(uuid.uuid4()),
+            "detail-type": detail_type,
+            "source": source,
+            "account": self.account_id,
+            "time": datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "region": self.region,
+            "resources": list(resources),
+            "detail": detail,
+        }
+        self.redeliver(event)
+        return event
+
     # --- waiting ----------------------------------------------------------------------
     def settle(self, timeout: float = 30.0) -> None:
         """Wait until deliveries, asynchronous invocations, executions and event source

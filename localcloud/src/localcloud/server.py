@@ -11,6 +11,8 @@ Admin API (JSON), under ``/_localcloud/``:
   format, see the README);  ``DELETE faults`` clears them;
 * ``GET  deliveries``  EventBridge deliveries (status, attempts, error code, execution);
 * ``POST schedules/<name>/fire``  fires a Scheduler schedule once (``{"deliveries": 2}``);
+* ``POST events``      ``{"source": "aws.ec2", "detail-type": ..., "detail": {...}}``: an
+  event as the AWS service sends it, to the default bus's rules (``LocalCloud.emit``);
 * ``POST clock``       ``{"scale": 0}`` virtual time, ``{"scale": 1}`` real time;
 * ``GET  console/api/...``  the console's read-only JSON (state machines, executions, one
   execution's history and path): console/routes.py.
@@ -342,6 +344,12 @@ class AdminApp:
             assert cloud.schedules is not None
             fired = cloud.schedules.fire(name, deliveries=int(options.get("deliveries", 1)))
             return 200, [vars(f) for f in fired]
+        if route == "events" and method == "POST":
+            body = json.loads(request.get_data() or b"{}")
+            event = cloud.emit(
+                body["source"], body["detail-type"], body["detail"], body.get("resources", ())
+            )
+            return 200, event
         if route == "clock" and method == "POST":
             self.cloud.time_scale = float(json.loads(request.get_data() or b"{}")["scale"])
             return 200, {"scale": self.cloud.time_scale}

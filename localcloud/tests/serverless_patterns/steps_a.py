@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 import boto3
+import pytest
 from botocore.exceptions import ClientError
 from moto.sns.models import sns_backends
 
@@ -157,8 +158,28 @@ def cloudtrail_eventbridge_lambda_dynamodb_sam(cloud: LocalCloud, pattern: Patte
 
 def cw_sns_secretsmanager(cloud: LocalCloud, pattern: Pattern) -> None:
     """Testing: create a secret in Secrets Manager; "you will soon receive a notification
-    about the key you created" (the rule's SNS topic, subscribed by email)."""
-    boto3.client("secretsmanager").create_secret(Name="demo/api-key", SecretString="s3cr3t")
+    about the key you created" (the rule's SNS topic, subscribed by email). Secrets Manager
+    is outside the scope: the CreateSecret is refused naming the service, and the CloudTrail
+    event the call makes on AWS is emitted (its documented shape; no secret value in it)."""
+    with pytest.raises(ClientError) as refused:
+        boto3.client("secretsmanager").create_secret(Name="demo/api-key", SecretString="s3cr3t")
+    assert "AWS Secrets Manager" in str(refused.value)
+    arn = f"arn:aws:secretsmanager:{cloud.region}:{cloud.account_id}:secret:demo/api-key-AbCdEf"
+    detail = {
+        "eventVersion": "1.08",
+        "userIdentity": {"type": "IAMUser", "accountId": cloud.account_id},
+        "eventTime": dt.datetime.now(tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "eventSource": "secretsmanager.amazonaws.com",
+        "eventName": "CreateSecret",
+        "awsRegion": cloud.region,
+        "requestParameters": {"name": "demo/api-key"},
+        "responseElements": {"arn": arn},
+        "readOnly": False,
+        "eventType": "AwsApiCall",
+        "managementEvent": True,
+        "recipientAccountId": cloud.account_id,
+    }
+    cloud.emit("aws.secretsmanager", "AWS API Call via CloudTrail", detail)
     cloud.deliveries.drain()
     topic = cloud.outputs["MySnsTopicArn"]
 
@@ -378,22 +399,12 @@ STEPS: dict[str, Steps] = {
     "eventbridge-schedule-stepfunctions-sam": eventbridge_schedule_stepfunctions_sam,
     "cdn-dash-sam": cdn_dash_sam,
     "cloudtrail-eventbridge-lambda-dynamodb-sam": cloudtrail_eventbridge_lambda_dynamodb_sam,
+    "cw-sns-secretsmanager": cw_sns_secretsmanager,
     "eventbridge-lambda-fsx-openzfs-periodic-replication": (
         eventbridge_lambda_fsx_openzfs_periodic_replication
     ),
     "eventbridge-rule-to-ssm-automation-sam": eventbridge_rule_to_ssm_automation_sam,
 }
-
-_NO_CLOUDTRAIL = (
-    "the local cloud emits no 'AWS API Call via CloudTrail' events: no API call (here {call}) "
-    "puts a CloudTrail event on the default bus, so the rule never matches"
-)
-_NO_EC2_EVENTS = (
-    "EC2 is outside the local cloud's scope: the README's DescribeImages/RunInstances are "
-    "refused (UnauthorizedOperation naming EC2, features/service_scope.py) and no 'EC2 "
-    "Instance State-change Notification' event reaches EventBridge (nothing in features/ "
-    "emits aws.ec2 events), so the rule never fires"
-)
 
 PENDING: dict[str, tuple[Steps, str]] = {
     "dynamodb-eventbridge-scheduler": (
@@ -402,13 +413,6 @@ PENDING: dict[str, tuple[Steps, str]] = {
         "while the stack is created, before the stream's event source mapping (StartingPosition "
         "LATEST) exists, as the deploy creates resources in order (on AWS a race, which the "
         "README's outcome wins); the README's own put/update/delete steps pass",
-    ),
-    "cw-sns-secretsmanager": (
-        cw_sns_secretsmanager,
-        "Secrets Manager is outside the local cloud's scope: the README's CreateSecret is "
-        "refused (AccessDeniedException naming the service, features/service_scope.py); and "
-        + _NO_CLOUDTRAIL.format(call="secretsmanager CreateSecret")
-        + "; the topic gets no notification",
     ),
     "eventbridge-schedule-to-lambda-dlq-sam-python": (
         eventbridge_schedule_to_lambda_dlq_sam_python,

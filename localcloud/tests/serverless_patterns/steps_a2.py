@@ -7,11 +7,12 @@ import json
 from typing import Any
 
 import boto3
+import pytest
+from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
 from serverless_patterns import Pattern, Steps, wait_for
 from serverless_patterns.steps_a import (
-    _NO_EC2_EVENTS,
     _ended_executions,
     _finished,
     _fire,
@@ -74,19 +75,32 @@ def eventbridge_scheduled_lambda(cloud: LocalCloud, pattern: Pattern) -> None:
     assert printed == ["Hello World", "Hello World"]
 
 
+def _ec2_refused() -> None:
+    """The README's launch (console or ``aws ec2 run-instances``) fails as AWS fails an
+    identity without access to EC2, naming the service: EC2 is outside the local cloud's
+    scope, so the test plays the events EC2 would send (``LocalCloud.emit``)."""
+    with pytest.raises(ClientError) as refused:
+        boto3.client("ec2").run_instances(ImageId="ami-12345678", MinCount=1, MaxCount=1)
+    assert refused.value.response["Error"]["Code"] == "UnauthorizedOperation"
+    assert "Amazon EC2" in str(refused.value)
+
+
+def _ec2_state(cloud: LocalCloud, instance: str, state: str) -> None:
+    """EC2's "EC2 Instance State-change Notification" for ``instance`` (its documented shape)."""
+    arn = f"arn:aws:ec2:{cloud.region}:{cloud.account_id}:instance/{instance}"
+    detail = {"instance-id": instance, "state": state}
+    cloud.emit("aws.ec2", "EC2 Instance State-change Notification", detail, [arn])
+
+
 def eventbridge_sfn(cloud: LocalCloud, pattern: Pattern) -> None:
     """Testing: launch an EC2 instance: an execution goes to "It's Running"; stop it: a
-    second one to "It's Stopped"; terminate it: a third to "It's Gone"."""
-    ec2 = boto3.client("ec2")
-    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
-    instance = ec2.run_instances(ImageId=image, MinCount=1, MaxCount=1)["Instances"][0][
-        "InstanceId"
-    ]
+    second one to "It's Stopped"; terminate it: a third to "It's Gone". The launch is
+    refused naming EC2 (out of scope); EC2's three state-change events are emitted."""
+    _ec2_refused()
     machine = cloud.outputs["EC2StateWatcherArn"]
     branches = []
-    for count, change in enumerate((None, ec2.stop_instances, ec2.terminate_instances), 1):
-        if change is not None:
-            change(InstanceIds=[instance])
+    for count, state in enumerate(("running", "stopped", "terminated"), 1):
+        _ec2_state(cloud, "i-0123456789abcdef0", state)
         cloud.deliveries.drain()
         newest = _ended_executions(machine, count)[0]
         assert newest["status"] == "SUCCEEDED", newest
@@ -117,15 +131,16 @@ def eventbridge_sns(cloud: LocalCloud, pattern: Pattern) -> None:
 
 def eventbridge_sns_lambda(cloud: LocalCloud, pattern: Pattern) -> None:
     """Testing: start or stop an EC2 instance; the function's logs show the SNS event whose
-    message is the EC2 state-change event."""
-    ec2 = boto3.client("ec2")
-    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
-    ec2.run_instances(ImageId=image, MinCount=1, MaxCount=1)
+    message is the EC2 state-change event. The start is refused naming EC2 (out of scope);
+    the event EC2 sends is emitted."""
+    _ec2_refused()
+    _ec2_state(cloud, "i-0123456789abcdef0", "pending")
     cloud.deliveries.drain()
     (run,) = _finished(cloud, "LambdaFunction")
     record = json.loads(run.payload)["Records"][0]
     event = json.loads(record["Sns"]["Message"])
     assert event["detail-type"] == "EC2 Instance State-change Notification"
+    assert event["detail"] == {"instance-id": "i-0123456789abcdef0", "state": "pending"}
 
 
 def eventbridge_sqs(cloud: LocalCloud, pattern: Pattern) -> None:
@@ -173,19 +188,42 @@ def eventbridge_stepfunction_lambda_getfunctionstatus(cloud: LocalCloud, pattern
     assert json.loads(described["output"])["MessageId"]
 
 
+def _finding(cloud: LocalCloud, severity: str, score: float, cve: str) -> dict[str, Any]:
+    """An "Inspector2 Finding" detail for the vulnerable function (the documented shape,
+    its fields the rules and the function read)."""
+    function = cloud.functions["VulnerableLambdaFunction"]
+    arn = f"arn:aws:lambda:{cloud.region}:{cloud.account_id}:function:{function}"
+    return {
+        "awsAccountId": cloud.account_id,
+        "description": f"{cve} in a package of the function's requirements.",
+        "findingArn": f"arn:aws:inspector2:{cloud.region}:{cloud.account_id}:finding/{cve}",
+        "inspectorScore": score,
+        "packageVulnerabilityDetails": {"vulnerabilityId": cve, "source": "NVD"},
+        "resources": [{"id": arn, "type": "AWS_LAMBDA_FUNCTION"}],
+        "severity": severity,
+        "status": "ACTIVE",
+        "title": f"{cve} - requests",
+        "type": "PACKAGE_VULNERABILITY",
+    }
+
+
 def inspector_eventbridge_multi_destinations(cloud: LocalCloud, pattern: Pattern) -> None:
     """Testing/Validation: deploy a function with vulnerable packages; Amazon Inspector
     reports its findings: the CRITICAL and HIGH ones are stored in the DynamoDB table, and the
-    CRITICAL one scoring over 8 is mailed through the topic."""
-    table = cloud.outputs["DynamoDBTableName"]
-    dynamodb = boto3.client("dynamodb")
-
-    def stored() -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = dynamodb.scan(TableName=table)["Items"]
-        return items if len(items) >= 2 else []
-
-    items = wait_for(stored, "two findings in the table", timeout=5)
-    assert {i["Severity"]["S"] for i in items} == {"CRITICAL", "HIGH"}
+    CRITICAL one scoring over 8 is mailed through the topic. Inspector is outside the scope:
+    its findings (a CRITICAL 9.8, a HIGH 7.5 and a MEDIUM 5.3) are emitted as it sends them."""
+    findings = [("CRITICAL", 9.8, "CVE-2018-18074"), ("HIGH", 7.5, "CVE-2023-32681")]
+    for severity, score, cve in [*findings, ("MEDIUM", 5.3, "CVE-2024-35195")]:
+        cloud.emit("aws.inspector2", "Inspector2 Finding", _finding(cloud, severity, score, cve))
+    cloud.deliveries.drain()
+    _finished(cloud, cloud.functions["WriteToDynamoDBFunction"], 2)
+    items = boto3.client("dynamodb").scan(TableName=cloud.outputs["DynamoDBTableName"])["Items"]
+    assert sorted((i["Severity"]["S"], i["Score"]["N"]) for i in items) == [
+        ("CRITICAL", "9.8"),
+        ("HIGH", "7.5"),
+    ]
+    (mailed,) = _notifications(cloud, _physical(cloud, "VulnerabilityNotifierTopic"))
+    assert json.loads(mailed[0])["detail"]["severity"] == "CRITICAL"
 
 
 def lambda_athena_sam(cloud: LocalCloud, pattern: Pattern) -> None:
@@ -257,7 +295,9 @@ def lambda_comprehend(cloud: LocalCloud, pattern: Pattern) -> None:
 STEPS: dict[str, Steps] = {
     "eventbridge-schedule-to-sqs-sam": eventbridge_schedule_to_sqs_sam,
     "eventbridge-scheduled-lambda": eventbridge_scheduled_lambda,
+    "eventbridge-sfn": eventbridge_sfn,
     "eventbridge-sns": eventbridge_sns,
+    "eventbridge-sns-lambda": eventbridge_sns_lambda,
     "eventbridge-sqs": eventbridge_sqs,
     "eventbridge-stepfunction-lambda-getfunctionstatus": (
         eventbridge_stepfunction_lambda_getfunctionstatus
@@ -265,18 +305,7 @@ STEPS: dict[str, Steps] = {
     "lambda-comprehend": lambda_comprehend,
     "lambda-athena-sam": lambda_athena_sam,
     "lambda-bedrock-dynamodb-sam": lambda_bedrock_dynamodb_sam,
+    "inspector-eventbridge-multi-destinations": inspector_eventbridge_multi_destinations,
 }
 
-PENDING: dict[str, tuple[Steps, str]] = {
-    "eventbridge-sfn": (eventbridge_sfn, _NO_EC2_EVENTS + ": no execution starts"),
-    "eventbridge-sns-lambda": (
-        eventbridge_sns_lambda,
-        _NO_EC2_EVENTS + ": nothing is published to the topic, the function never runs",
-    ),
-    "inspector-eventbridge-multi-destinations": (
-        inspector_eventbridge_multi_destinations,
-        "Amazon Inspector is outside the local cloud's scope: nothing scans the function or "
-        "emits 'Inspector2 Finding' events (source aws.inspector2), so neither rule fires and "
-        "the table stays empty",
-    ),
-}
+PENDING: dict[str, tuple[Steps, str]] = {}
