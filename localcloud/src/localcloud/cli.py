@@ -5,6 +5,8 @@ localcloud up [--template template.yaml] [--port 4566] [--outputs FILE] [--fault
               [--mock-config MockConfigFile.json]   (default: $SFN_MOCK_CONFIG)
               [--allow-origin URL ...] [--allow-any-origin] [--allow-host NAME ...]
               [--host ADDRESS --listen-beyond-loopback]
+localcloud invoke [FUNCTION] [--event FILE|-] [--template template.yaml] [--env-vars FILE]
+                  [--parameter-overrides 'Key=Value ...']   (sam local invoke without Docker)
 localcloud patches [--json]
 localcloud iam-report DIR [--template template.yaml]
 
@@ -25,39 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localcloud import STACK_NAME, TEMPLATE
+from localcloud.usage import UsageError, existing_file, read_json
 
 if TYPE_CHECKING:  # loaded when a cloud starts: moto comes with it (~2.5 s of CPU)
     from localcloud.cloud import LocalCloud
     from localcloud.console.extensions import ConsoleExtensions
 
 __all__ = ["UsageError", "build_parser", "iam_report", "main", "patches", "serve_until_stopped"]
-
-
-class UsageError(ValueError):
-    """Input that cannot be used (a missing or malformed file): one line, exit 2."""
-
-
-def read_json(path: str, flag: str) -> Any:
-    """A JSON file named by ``flag``; a missing or malformed file is a UsageError."""
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise UsageError(f"{flag} {path}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot read it: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"{flag} {path} is not valid JSON: {exc.msg} at line {exc.lineno} column "
-            f"{exc.colno}; fix the file"
-        ) from None
-
-
-def existing_file(path: str, flag: str) -> Path:
-    if not Path(path).is_file():
-        raise UsageError(f"{flag} {path}: no such file")
-    return Path(path)
 
 
 def read_mock_config(flag_value: str | None) -> tuple[str | None, dict[str, Any] | None]:
@@ -255,7 +231,8 @@ def patches(args: argparse.Namespace) -> int:
 
 
 def add_commands(commands: Any, *, up: Callable[[argparse.Namespace], int]) -> None:
-    """The ``up``, ``iam-report`` and ``patches`` sub-commands (also under ``ingestctl local``)."""
+    """The ``up``, ``iam-report``, ``patches`` and ``invoke`` sub-commands (also under
+    ``ingestctl local``)."""
     serve = commands.add_parser("up", help="deploy a SAM template and serve it on 127.0.0.1")
     serve.add_argument("--template", default=str(TEMPLATE))
     serve.add_argument("--stack-name", default=STACK_NAME, help="the stack's name (AWS::StackName)")
@@ -326,6 +303,9 @@ def add_commands(commands: Any, *, up: Callable[[argparse.Namespace], int]) -> N
     )
     listed.add_argument("--json", action="store_true", help="print the inventory as JSON")
     listed.set_defaults(func=patches)
+    from localcloud import invoke
+
+    invoke.add_command(commands)
 
 
 def build_parser() -> argparse.ArgumentParser:

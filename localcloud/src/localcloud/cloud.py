@@ -54,6 +54,7 @@ from localcloud.patching import PatchSet
 from localcloud.runtime import Handler, Runtime
 from localcloud.stack import DeployedStack, deploy, put_public_parameter
 from localcloud.stack.template import load_template
+from localcloud.stack.updates import StackUpdates
 
 __all__ = [
     "LOCAL_ENV",
@@ -165,6 +166,9 @@ class LocalCloud:
     ``console`` adds the application's pages and commands to the console
     (console/extensions.py: a redrive command per queue, an objects page); ``cloud.console``
     holds them and may be replaced before the cloud is served.
+
+    ``environment`` overrides the functions' environment variables as ``sam local invoke
+    --env-vars`` does (``{"Parameters": {...}, "<LogicalId>": {...}}``).
     """
 
     def __init__(
@@ -181,12 +185,14 @@ class LocalCloud:
         mock_config: dict[str, Any] | None = None,
         iam: bool | None = None,
         console: ConsoleExtensions | None = None,
+        environment: dict[str, Any] | None = None,
     ) -> None:
         self.template = Path(template)
         self.region = region
         self.stack_name = stack_name
         self.parameters = {**_environment_parameters(self.template), **(parameters or {})}
         self.event_delivery = event_delivery
+        self.environment = environment  # sam local invoke's --env-vars (stack/template.py)
         self.account_id = DEFAULT_ACCOUNT_ID
         self.iam = iam_enabled() if iam is None else iam
         self.runtime = Runtime(
@@ -237,11 +243,41 @@ class LocalCloud:
             parameters=self.parameters,
             runtime=self.runtime,
             snapshots=True,
+            environment=self.environment,
         )
+        self.runtime.stack_updates = StackUpdates()
+        self.runtime.stack_listeners.append(self._stack_updated)
         self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
         self.schedules = Schedules(self.account_id, self.region, self.clock, self.runtime)
         if self.event_delivery:
             self.mappings.start()
+
+    def _stack_updated(self, name: str) -> None:
+        """After an UpdateStack of this cloud's stack: its outputs and resources now."""
+        import dataclasses
+
+        import boto3
+
+        if self.stack is None or name != self.stack.stack_name:
+            return
+        cfn = boto3.client("cloudformation", region_name=self.region)
+        described = cfn.describe_stacks(StackName=name)["Stacks"][0]
+        resources = {
+            r["LogicalResourceId"]: (r["PhysicalResourceId"], r["ResourceType"])
+            for r in cfn.describe_stack_resources(StackName=name)["StackResources"]
+            if r.get("LogicalResourceId")
+        }
+        self.stack = dataclasses.replace(
+            self.stack,
+            outputs={o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])},
+            resources={lid: physical for lid, (physical, _) in resources.items()},
+            types={lid: rtype for lid, (_, rtype) in resources.items()},
+            functions={
+                lid: physical
+                for lid, (physical, rtype) in resources.items()
+                if rtype == "AWS::Lambda::Function"
+            },
+        )
 
     def stop(self) -> None:
         for server in self._servers:
@@ -256,6 +292,7 @@ class LocalCloud:
             self.stack.restore_environment()
         # no asynchronous invocation outlives the mock (it would call the real endpoints)
         lambda_async.async_invocations(self.runtime).shutdown()
+        self.runtime.s3_replications.shutdown()
         if self._mock is not None:
             self._mock.stop()
             self._mock = None
@@ -406,6 +443,7 @@ class LocalCloud:
         if self.event_delivery:
             self.deliveries.drain(timeout)
         lambda_async.async_invocations(self.runtime).drain(timeout)
+        self.runtime.s3_replications.drain(timeout)
         running = self.runtime.wait_until(lambda: not executions.running_executions(), timeout)
         if running is False:
             raise TimeoutError(f"executions still running after {timeout}s")

@@ -21,6 +21,7 @@ from localcloud.features.delivery import DeliveryLog
 from localcloud.features.faults import Faults
 from localcloud.features.lambda_async import AsyncInvocations
 from localcloud.features.lambda_runtime import EnvironmentWaits
+from localcloud.features.s3_replication import Replications
 from localcloud.iam.enforcement import Authorizer
 
 __all__ = ["DeployReport", "Handler", "Runtime"]
@@ -55,6 +56,14 @@ class Runtime:
         self.authorizer = Authorizer(account)
         #: function name (physical) -> handler(event, context), run in-process on Invoke
         self.handlers: dict[str, Handler] = {}
+        #: (function name, CodeSha256) -> the handler of that code: a published version runs
+        #: the code it was published with (stack/updates.py)
+        self.code_handlers: dict[tuple[str, str], Handler] = {}
+        #: how a stack update runs the deploy's preparation (stack/updates.py StackUpdates,
+        #: set by LocalCloud; features/cloudformation_sam_updates.py)
+        self.stack_updates: Any = None
+        #: called with a stack's name after an update of it (LocalCloud refreshes its stack)
+        self.stack_listeners: list[Callable[[str], None]] = []
         #: a handler slower than its function's Timeout is reported as Sandbox.Timedout
         self.enforce_function_timeout = True
         #: how long threads waited for a function's (one, local) environment
@@ -67,6 +76,8 @@ class Runtime:
         self.deliveries = DeliveryLog()
         #: Invoke with InvocationType Event, S3 and SNS notifications (features/lambda_async.py)
         self.async_invocations = AsyncInvocations()
+        #: S3 replication of new object versions (features/s3_replication.py)
+        self.s3_replications = Replications()
         #: a parsed Step Functions Local MockConfigFile ("<arn>#<TestCase>" executions)
         self.mock_config = mock_config
         #: notified whenever an execution ends (see features/executions.py)

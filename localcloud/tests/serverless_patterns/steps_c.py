@@ -126,7 +126,11 @@ def sfn_comprehend_sam(cloud: LocalCloud, pattern: Pattern) -> None:
 
 def sfn_dynamodb(cloud: LocalCloud, pattern: Pattern) -> None:
     """README "Testing": start-execution with an id; the execution SUCCEEDS with the item it
-    put and read back as output, and get-item finds the item in the table."""
+    put and read back as output, and get-item finds the item in the table. The definition
+    gives plain strings (``id.$: $.id``) where DynamoDB wants AttributeValues; Step Functions'
+    DynamoDB integration takes a string as ``{"S": ...}`` (the Java SDK's
+    ``AttributeValue(String)``), which is how the README's typed output comes about
+    (fixes/sfn_dynamodb_string_attribute_values.py)."""
     sfn = boto3.client("stepfunctions")
     started = sfn.start_execution(
         name="test",
@@ -408,6 +412,8 @@ def stepfunctions_eventbridge_schedule_sam_python(cloud: LocalCloud, pattern: Pa
     )
     assert schedule["ScheduleExpression"] == "at(2030-01-01T10:00:00)"
     assert schedule["Target"]["Arn"] == cloud.outputs["ScheduleTargetFunction"]
+    # the ASL's Target.Input object, sent as its JSON text (fixes/sfn_sdk_json_text_members.py)
+    assert json.loads(schedule["Target"]["Input"]) == {"executionId": "test", **request}
     function = cloud.outputs["ScheduleTargetFunction"].rsplit(":", 1)[-1]
     log = printed(cloud, function)
     assert cloud.schedules is not None
@@ -423,6 +429,7 @@ def stepfunctions_eventbridge_schedule_sam_python(cloud: LocalCloud, pattern: Pa
 STEPS: dict[str, Steps] = {
     "sam-eventbridge-ebs-snapshot": sam_eventbridge_ebs_snapshot,
     "sfn-comprehend-sam": sfn_comprehend_sam,
+    "sfn-dynamodb": sfn_dynamodb,
     "sfn-ecs-sam": sfn_ecs_sam,
     "sfn-eventbridge": sfn_eventbridge,
     "sfn-s3": sfn_s3,
@@ -435,36 +442,15 @@ STEPS: dict[str, Steps] = {
     "sns-sqs-lambda-xray": sns_sqs_lambda_xray,
     "sqs-lambda-python-sam": sqs_lambda_python_sam,
     "stepfunctions-bedrock-sam": stepfunctions_bedrock_sam,
+    "stepfunctions-eventbridge-schedule-sam-python": stepfunctions_eventbridge_schedule_sam_python,
 }
 
-# moto's Step Functions parser (asl/component/state/exec/state_task/service/
-# state_task_service.py) has an empty StateTaskService._normalise_parameters, where LocalStack
-# maps a task's parameters onto the API operation's input shape (member names, objects given
-# for string members as JSON text); fixes/sfn_start_execution_task.py does it for
-# states:startExecution only.
-_NORMALISE = "moto StateTaskService._normalise_parameters is empty"
-
 PENDING: dict[str, tuple[Steps, str]] = {
-    "sfn-dynamodb": (
-        sfn_dynamodb,
-        'the definition puts untyped values (id.$: $.id gives "12345", not {"S": ...}; '
-        "the README's output is of typed ones), which DynamoDB refuses on AWS too; locally "
-        "the refusal is moto's internal error (DynamoDB.AmazonDynamoDBException, cause "
-        "\"'str' object has no attribute 'items'\"), not DynamoDB's validation error",
-    ),
     "sfn-lambda-function-crossaccount": (
         sfn_lambda_function_crossaccount,
         "needs the function of lambda-function.yaml deployed in a second account (and "
         "parameters naming it): the local cloud deploys one template in one account, so the "
         "task fails Lambda.ResourceNotFoundException (Function not found: "
         "...:function:x-lambdafunctionname, looked up in the cloud's own account and region)",
-    ),
-    "stepfunctions-eventbridge-schedule-sam-python": (
-        stepfunctions_eventbridge_schedule_sam_python,
-        "the aws-sdk:scheduler:createSchedule task's Target.Input (an object) is sent as "
-        "its Python repr \"{'executionId': 'test', ...}\" (botocore without parameter "
-        f"validation; AWS sends its JSON text: {_NORMALISE}), so when the schedule fires "
-        "Lambda refuses the payload (InvalidRequestContentException) and the function never "
-        "runs",
     ),
 }

@@ -86,6 +86,12 @@ def _record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, A
             "ApproximateFirstReceiveTimestamp": attributes.get(
                 "ApproximateFirstReceiveTimestamp", ""
             ),
+            # a FIFO queue's, and a standard (fair) queue's message sent with a group id
+            **{
+                name: attributes[name]
+                for name in ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
+                if name in attributes
+            },
         },
         "messageAttributes": {
             name: {

@@ -64,7 +64,11 @@ from moto.sns.models import Subscription
 
 from localcloud import clients
 from localcloud.features.lambda_async_config import arn_parts, async_settings
-from localcloud.features.lambda_runtime import REQUEST_ID_HEADER, InProcessLambdaBackend
+from localcloud.features.lambda_runtime import (
+    REQUEST_ID_HEADER,
+    TENANT_HEADER,
+    InProcessLambdaBackend,
+)
 from localcloud.features.work_log import WorkLog
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
@@ -105,6 +109,7 @@ class AsyncInvocation:
     sent: list[tuple[str, str, str]] = field(default_factory=list)
     #: (kind, target ARN, error) of every send that failed: the event is lost there
     lost: list[tuple[str, str, str]] = field(default_factory=list)
+    tenant_id: str | None = None  # Invoke's TenantId (features/lambda_tenancy.py)
     finished: float | None = None
 
 
@@ -170,7 +175,10 @@ class _Runner:
         self.rt, self.log, self.invoke = rt, log, invoke
         self._queue_urls: dict[str, str] = {}
 
-    def submit(self, backend: Any, fn: LambdaFunction, qualifier: str | None, body: Any) -> str:
+    def submit(
+        self, backend: Any, fn: LambdaFunction, qualifier: str | None, body: Any,
+        tenant: str | None = None,
+    ) -> str:  # fmt: skip
         payload = body.decode() if isinstance(body, bytes) else str(body or "")
         payload = payload or "{}"  # no payload: the function's event is {}
         try:
@@ -180,6 +188,7 @@ class _Runner:
                 "InvalidRequestContentException", f"Could not parse request body into json: {exc}"
             ) from exc
         item = AsyncInvocation(str(uuid.uuid4()), fn.function_name, fn.function_arn, payload)
+        item.tenant_id = tenant
         self.log.submit(item, lambda i: self.run(backend, fn, qualifier, i))
         return item.request_id
 
@@ -212,11 +221,11 @@ class _Runner:
         (retries, max_age), age, throttled = limits, 0.0, 0
         while not self.log.closed:
             headers: dict[str, str] = {}
+            sent = {REQUEST_ID_HEADER: item.request_id}
+            if item.tenant_id is not None:
+                sent[TENANT_HEADER] = item.tenant_id
             try:
-                out = self.invoke(
-                    backend, fn.function_name, qualifier, item.payload,
-                    {REQUEST_ID_HEADER: item.request_id}, headers,
-                )  # fmt: skip
+                out = self.invoke(backend, fn.function_name, qualifier, item.payload, sent, headers)
             except JsonRESTError as exc:  # throttled / service error: not an attempt
                 delay = min(THROTTLE_BACKOFF_CAP, 2.0**throttled)
                 throttled += 1
@@ -457,7 +466,11 @@ def _build(rt: Runtime) -> Targets:
         fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
         if fn.function_name not in self.runtime.handlers:  # no handler: moto's echo
             return invoke(self, function_name, qualifier, body, headers, response_headers)
-        response_headers["x-amzn-RequestId"] = runner.submit(self, fn, qualifier, body)
+        durable = self.durable(fn, function_name, qualifier, body, headers, response_headers)
+        if durable is not None:  # a durable execution runs it (features/lambda_durable.py)
+            return durable
+        tenant = self.tenant_of(fn, headers)  # refused at once, before the 202
+        response_headers["x-amzn-RequestId"] = runner.submit(self, fn, qualifier, body, tenant)
         return b""
 
     rt.on_close(log.shutdown)

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PATCHES",
     "REQUEST_ID_HEADER",
+    "TENANT_HEADER",
     "EnvironmentWaits",
     "FakeLambdaContext",
     "InProcessLambdaBackend",
@@ -63,6 +64,8 @@ __all__ = [
 #: an invocation's request id, given by the local cloud's asynchronous queue (the same for
 #: each retry of one event, as on AWS): features/lambda_async.py
 REQUEST_ID_HEADER = "x-localcloud-request-id"
+#: Invoke's TenantId (botocore: header X-Amz-Tenant-Id), read by features/lambda_tenancy.py
+TENANT_HEADER = "X-Amz-Tenant-Id"
 
 
 class InitError(Exception):
@@ -118,12 +121,13 @@ class _ServiceError(JsonRESTError):
 class FakeLambdaContext:
     def __init__(self, fn: Any) -> None:
         self.function_name = fn.function_name
-        self.function_version = "$LATEST"
+        self.function_version = str(fn.version)
         self.invoked_function_arn = fn.function_arn
         self.memory_limit_in_mb = int(fn.memory_size or 128)
         self.aws_request_id = str(uuid.uuid4())
         self.log_group_name = f"/aws/lambda/{fn.function_name}"
         self.log_stream_name = "local"
+        self.tenant_id: str | None = None  # a tenant-isolated function's (lambda_tenancy.py)
         self._timeout_ms = int(fn.timeout or 3) * 1000
         self._deadline = time.monotonic() + self._timeout_ms / 1000
 
@@ -140,7 +144,9 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
     #: created but not registered yet (a custom resource's provider is invoked then)
     deploying: Callable[[str], Handler | None] | None = None
 
-    def _in_environment(self, function: str, handler: Handler) -> Handler:
+    def _in_environment(
+        self, function: str, handler: Handler, environment: str | None = None
+    ) -> Handler:
         """The handler as one Lambda execution environment runs it: one invocation at a time.
 
         A function's module state (powertools Logger, Metrics and Tracer, cached clients) is
@@ -148,7 +154,8 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         environment at once; concurrent ones would mix each other's metrics and log keys.
         Threads take turns on the interpreter lock anyway, so nothing runs slower.
         """
-        lock, enforce = self.environments[function], self.runtime.enforce_function_timeout
+        lock = self.environments[environment or function]
+        enforce = self.runtime.enforce_function_timeout
         waits = self.runtime.environment_waits
 
         caller = iam.role(self.get_function(function).role, function)
@@ -172,6 +179,23 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
 
         return run
 
+    def durable(  # noqa: PLR0917 - invoke's arguments
+        self, fn: Any, function_name: str, qualifier: str | None, body: Any, headers: Any,
+        response_headers: Any,
+    ) -> bytes | None:  # fmt: skip
+        """The answer of a durable function's invocation: its durable execution's
+        (features/lambda_durable.py); None for an ordinary invocation."""
+        return None
+
+    def tenant_of(self, fn: Any, headers: Any) -> str | None:
+        """The tenant an invocation runs for: None unless the function is tenant-isolated
+        (features/lambda_tenancy.py, which refuses an invocation without one)."""
+        return None
+
+    def tenant_handler(self, fn: Any, handler: Handler, tenant: str) -> Handler:
+        """The handler of ``tenant``'s own environment (features/lambda_tenancy.py)."""
+        return handler
+
     def invoke(
         self,
         function_name: str,
@@ -182,24 +206,35 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
     ) -> str | bytes | None:
         fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
         handler = self.runtime.handlers.get(fn.function_name)
+        if str(fn.version) != "$LATEST":  # a published version runs the code it was made from
+            handler = self.runtime.code_handlers.get((fn.function_name, fn.code_sha_256), handler)
         if handler is None and self.deploying is not None:
             handler = self.deploying(fn.function_name)
         if handler is None:
             return super().invoke(function_name, qualifier, body, headers, response_headers)
+        tenant = self.tenant_of(fn, headers)
+        if tenant is not None:
+            handler = self.tenant_handler(fn, handler, tenant)
+        durable = self.durable(fn, function_name, qualifier, body, headers, response_headers)
+        if durable is not None:
+            return durable
         if isinstance(body, bytes):
             body = body.decode()
         event = json.loads(body) if body else {}
         ctx = FakeLambdaContext(fn)
-        if isinstance(headers, dict) and headers.get(REQUEST_ID_HEADER):
+        ctx.tenant_id = tenant
+        if hasattr(headers, "get") and headers.get(REQUEST_ID_HEADER):
             ctx.aws_request_id = str(headers[REQUEST_ID_HEADER])
         rec: dict[str, Any] = {
             "function": fn.function_name,
             "event": event,
             "thread": threading.current_thread().name,
+            "tenant": tenant,
         }
         number = self.runtime.count_invocation(rec)
         fault = self.runtime.faults.take(fn.function_name, number)
-        handler = self._in_environment(fn.function_name, handler)
+        environment = None if tenant is None else f"{fn.function_name}#{tenant}"
+        handler = self._in_environment(fn.function_name, handler, environment)
         if fault is not None:
             handler = fault.as_handler(handler)  # a held invocation waits outside the environment
         try:

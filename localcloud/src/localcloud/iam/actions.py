@@ -207,6 +207,8 @@ def required(  # noqa: PLR0911, PLR0912 - one branch per service
         resource = (
             _function_arn(str(name), params.get("Qualifier"), region, account) if name else "*"
         )
+        if not name and params.get("DurableExecutionArn"):  # a function version's sub-resource
+            resource = str(params["DurableExecutionArn"])
         return [Need(action, resource)]
     if prefix == "iam" and operation == "CreateServiceLinkedRole":
         service = {"iam:AWSServiceName": params.get("AWSServiceName", "")}

@@ -6,9 +6,11 @@ import logging
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 LOG = logging.getLogger(__name__)
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
@@ -71,6 +73,21 @@ class DeployedStack:
             else:
                 os.environ[name] = value
         cold_start(self.code_dirs)
+        forget_unpacked_code(self.code_dirs)
+
+
+def forget_unpacked_code(code_dirs: Iterable[Path]) -> None:
+    """The modules of code the deploy unpacked (inline code, zips: stack/template.py's
+    ``localcloud-code`` directories) leave ``sys.modules`` with their stack: the next stack
+    of the process with the same code imports it again, cold, instead of finding the module
+    (and what it read from the environment at import) of this one."""
+    unpacked = Path(tempfile.gettempdir()) / "localcloud-code"
+    roots = tuple(
+        f"{Path(d).resolve()}{os.sep}" for d in code_dirs if Path(d).is_relative_to(unpacked)
+    )
+    for name, module in list(sys.modules.items()):
+        if roots and (getattr(module, "__file__", None) or "").startswith(roots):
+            del sys.modules[name]
 
 
 def cold_start(code_dirs: Iterable[Path]) -> None:
@@ -92,3 +109,12 @@ def cold_start(code_dirs: Iterable[Path]) -> None:
                 and getattr(value, "__module__", None) == module.__name__
             ):
                 value.cache_clear()
+
+
+def remember_code(runtime: Any, functions: dict[str, str], configs: dict[str, Any]) -> None:
+    """Record each function's handler as the handler of its current code (its CodeSha256):
+    a version published from it runs it later (``Runtime.code_handlers``)."""
+    for logical_id, name in functions.items():
+        sha = str(configs[logical_id].get("CodeSha256", ""))
+        if name in runtime.handlers:
+            runtime.code_handlers[(name, sha)] = runtime.handlers[name]

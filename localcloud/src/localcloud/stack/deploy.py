@@ -37,8 +37,10 @@ from localcloud.stack.base import (
     UnsupportedPropertyError,
     UnsupportedResourceError,
     cold_start,
+    remember_code,
 )
 from localcloud.stack.clients import DeployClients
+from localcloud.stack.dependencies import check_circular_dependencies
 from localcloud.stack.properties import _apply_ignored_properties
 from localcloud.stack.ssm import _check_ssm_parameters
 from localcloud.stack.support import (
@@ -46,7 +48,7 @@ from localcloud.stack.support import (
     unsupported_properties,
     unsupported_resources,
 )
-from localcloud.stack.template import load_template, localize, sam_transform
+from localcloud.stack.template import load_template, localize, override_environment, sam_transform
 
 # ------------------------------------------------------------------ deploy
 _PLACEHOLDER_ZIP: bytes | None = None
@@ -291,15 +293,42 @@ class _Artifacts:
 
 
 def _prepare(
-    template: Path, parameters: dict[str, str], upload: _Artifacts
+    template: Path,
+    parameters: dict[str, str],
+    upload: _Artifacts,
+    environment: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Path]]:
-    """Localized, transformed and checked: what create_stack receives."""
-    source, code_dirs = localize(load_template(template), template.parent, upload)
+    """Localized, transformed and checked: what create_stack receives (``environment``: the
+    functions' variables overridden as ``sam local invoke --env-vars`` does)."""
+    return prepare_source(
+        load_template(template),
+        template.parent,
+        template.name,
+        parameters=parameters,
+        upload=upload,
+        environment=environment,
+    )
+
+
+def prepare_source(
+    template: dict[str, Any],
+    base_dir: Path,
+    name: str,
+    *,
+    parameters: dict[str, str],
+    upload: _Artifacts,
+    environment: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """``_prepare`` of a parsed template (``name`` in messages; local paths under
+    ``base_dir``), also for a template given to CloudFormation's API."""
+    source, code_dirs = localize(template, base_dir, upload)
     try:
         transformed = sam_transform(source, parameters, region=upload.region)
     except Exception as exc:  # samtranslator's InvalidDocumentException lists every problem
-        raise StackDeployError(f"SAM transform of {template.name} failed: {exc}") from exc
+        raise StackDeployError(f"SAM transform of {name} failed: {exc}") from exc
+    override_environment(transformed, environment or {})
     _check_references(transformed)
+    check_circular_dependencies(transformed)
     unsupported = unsupported_resources(transformed)
     if unsupported:
         raise UnsupportedResourceError(unsupported)
@@ -432,6 +461,7 @@ def deploy(
     parameters: dict[str, str] | None = None,
     runtime: Runtime | None = None,
     snapshots: bool = False,
+    environment: dict[str, Any] | None = None,
 ) -> DeployedStack:
     """Deploy ``template`` into the active moto mock (see the module docstring). The
     functions' handlers are registered in ``runtime.handlers``; the deploy-time patches
@@ -446,7 +476,7 @@ def deploy(
     clients = DeployClients(region)
     runtime = Runtime() if runtime is None else runtime
     digest = None
-    if snapshots and snapshot.enabled():
+    if snapshots and snapshot.enabled() and not environment:
         patch_names = sorted(p.name for p in deploy_patch_set())
         digest = snapshot.key(
             snapshot.sources(template),
@@ -459,7 +489,9 @@ def deploy(
     recorded = snapshot.restore(digest) if digest else None
     restored = recorded is not None
     if recorded is None:
-        transformed, code_dirs = _prepare(template, parameters, _Artifacts(stack_name, clients))
+        transformed, code_dirs = _prepare(
+            template, parameters, _Artifacts(stack_name, clients), environment
+        )
         recorded = _create(
             clients,
             stack_name,
@@ -479,6 +511,7 @@ def deploy(
     environment, previous = _register_handlers(
         functions, code_dirs, recorded.configs, runtime.handlers, clients.region
     )
+    remember_code(runtime, functions, recorded.configs)
     return custom_resources.stack_type(types)(  # with custom resources: deleted on stop
         stack_name=stack_name,
         region=region,

@@ -78,6 +78,44 @@ def _lifecycle_rule(rule: dict[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
+_REPLICATION_RULE_KEYS = {
+    "Id", "Prefix", "Filter", "Status", "Priority", "Destination", "DeleteMarkerReplication",
+}  # fmt: skip
+
+
+def _replication_configuration(cfg: dict[str, Any], where: str) -> dict[str, Any]:
+    """CloudFormation ReplicationConfiguration -> PutBucketReplication shape; what the
+    local cloud does not run (features/s3_replication.py) is refused by name."""
+    _only(cfg, {"Role", "Rules"}, where)
+    rules = []
+    for rule in cfg["Rules"]:
+        _only(rule, _REPLICATION_RULE_KEYS, f"{where} rule")
+        _only(rule["Destination"], {"Bucket", "StorageClass"}, f"{where} rule Destination")
+        out: dict[str, Any] = {"Status": rule["Status"], "Destination": rule["Destination"]}
+        if "Id" in rule:
+            out["ID"] = rule["Id"]
+        if "Priority" in rule:
+            out["Priority"] = int(rule["Priority"])
+        if "Prefix" in rule:
+            out["Prefix"] = rule["Prefix"]
+        if "Filter" in rule:
+            filt = rule["Filter"]
+            _only(filt, {"Prefix", "TagFilter", "And"}, f"{where} rule Filter")
+            out["Filter"] = {k: v for k, v in filt.items() if k == "Prefix"}
+            if "TagFilter" in filt:
+                out["Filter"]["Tag"] = filt["TagFilter"]
+            if "And" in filt:
+                both = filt["And"]
+                out["Filter"]["And"] = {k: v for k, v in both.items() if k == "Prefix"}
+                out["Filter"]["And"]["Tags"] = both.get("TagFilters") or []
+            marker = rule.get("DeleteMarkerReplication") or {"Status": "Disabled"}
+            out["DeleteMarkerReplication"] = marker
+        elif "DeleteMarkerReplication" in rule:
+            out["DeleteMarkerReplication"] = rule["DeleteMarkerReplication"]
+        rules.append(out)
+    return {"Role": cfg["Role"], "Rules": rules}
+
+
 # CloudFormation's CorsRule property names -> PutBucketCors's, where they differ
 _CORS_NAMES = {"Id": "ID", "ExposedHeaders": "ExposeHeaders", "MaxAge": "MaxAgeSeconds"}
 
@@ -112,6 +150,11 @@ def _apply_bucket(name: str, props: dict[str, Any], resource: Any, clients: Depl
             {_CORS_NAMES.get(k, k): int(v) if k == "MaxAge" else v for k, v in rule.items()}
             for rule in props["CorsConfiguration"]["CorsRules"]
         ]})  # fmt: skip
+    if "ReplicationConfiguration" in props:  # run by features/s3_replication.py
+        config = _replication_configuration(
+            props["ReplicationConfiguration"], f"{name} ReplicationConfiguration"
+        )
+        s3.put_bucket_replication(Bucket=name, ReplicationConfiguration=config)
     if "LifecycleConfiguration" in props:
         lifecycle = props["LifecycleConfiguration"]
         _only(lifecycle, {"Rules"}, f"{name} LifecycleConfiguration")
@@ -148,10 +191,16 @@ def _apply_function(name: str, props: dict[str, Any], fn: Any, clients: DeployCl
         fn.ephemeral_storage = int(props["EphemeralStorage"]["Size"])
     if "Tags" in props:
         fn.tags = {tag["Key"]: tag["Value"] for tag in props["Tags"]}
+    if "TenancyConfig" in props:  # run by features/lambda_tenancy.py
+        fn.tenancy_config = dict(props["TenancyConfig"])
     if "DeadLetterConfig" in props:  # checked as Lambda checks it (features/lambda_async_config.py)
         from localcloud.features.lambda_async_config import set_dead_letter_config
 
         set_dead_letter_config(fn, props["DeadLetterConfig"])
+    if "DurableConfig" in props:  # run by features/lambda_durable.py
+        from localcloud.features.lambda_durable import set_durable_config
+
+        set_durable_config(fn, props["DurableConfig"])
 
 
 _APPLIERS: dict[str, Callable[[str, dict[str, Any], Any, DeployClients], None]] = {

@@ -62,6 +62,23 @@ class _Shim:
                           region_name)  # fmt: skip
 
     @classmethod
+    def update_from_cloudformation_json(
+        cls,
+        original_resource: _Shim,
+        new_resource_name: str,
+        cloudformation_json: dict[str, Any],
+        account_id: str,
+        region_name: str,
+    ) -> _Shim:
+        """A stack update of changed properties: the resource made again with them (what
+        CloudFormation does where a property needs replacement; for the rest the outcome is
+        the same configuration)."""
+        original_resource.delete(account_id, region_name)
+        return cls.create_from_cloudformation_json(
+            new_resource_name, cloudformation_json, account_id, region_name
+        )
+
+    @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
         raise NotImplementedError
 

@@ -43,7 +43,7 @@ PROPERTY_SUPPORT: dict[str, Support] = {
         applied=frozenset({"VersioningConfiguration", "NotificationConfiguration",
                            "PublicAccessBlockConfiguration", "OwnershipControls",
                            "LifecycleConfiguration", "LoggingConfiguration",
-                           "CorsConfiguration"}),
+                           "CorsConfiguration", "ReplicationConfiguration"}),
     ),
     "AWS::DynamoDB::Table": Support(
         moto=frozenset({"TableName", "AttributeDefinitions", "KeySchema", "BillingMode",
@@ -57,7 +57,7 @@ PROPERTY_SUPPORT: dict[str, Support] = {
                         "MemorySize", "Timeout", "VpcConfig", "Environment",
                         "ReservedConcurrentExecutions"}),
         applied=frozenset({"Layers", "TracingConfig", "Architectures", "EphemeralStorage", "Tags",
-                           "DeadLetterConfig"}),
+                           "DeadLetterConfig", "DurableConfig", "TenancyConfig"}),
         # LoggingConfig: handler logs go to the test process; RuntimeManagementConfig: one
         # runtime version here; PackageType: Zip (Image is refused below)
         inert=frozenset({"LoggingConfig", "RuntimeManagementConfig", "PackageType"}),

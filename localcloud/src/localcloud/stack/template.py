@@ -153,6 +153,27 @@ class _NoIamManagedPolicies:
         return {}
 
 
+def override_environment(template: dict[str, Any], overrides: dict[str, Any]) -> None:
+    """``sam local invoke --env-vars``: in place, the values of the environment variables each
+    function of the transformed ``template`` declares, from ``overrides[<logical id or
+    FunctionName>]``, else ``overrides["Parameters"]``; a variable the template does not
+    declare is not added, as SAM does."""
+    common = overrides.get("Parameters") or {}
+    for logical_id, resource in (template.get("Resources") or {}).items():
+        props = resource.get("Properties") or {}
+        variables = (props.get("Environment") or {}).get("Variables")
+        if resource.get("Type") != "AWS::Lambda::Function" or not isinstance(variables, dict):
+            continue
+        name = props.get("FunctionName")
+        own = overrides.get(logical_id) or (overrides.get(name) if isinstance(name, str) else None)
+        for key in variables:
+            for source in (own or {}, common):
+                if key in source:
+                    value = source[key]
+                    variables[key] = json.dumps(value) if isinstance(value, bool) else str(value)
+                    break
+
+
 def sam_transform(
     template: dict[str, Any], parameters: dict[str, str] | None = None, *, region: str
 ) -> dict[str, Any]:

@@ -1,0 +1,57 @@
+"""README steps of serverless-patterns batch e (see serverless_patterns/__init__.py): what a
+user runs after ``sam deploy``, with boto3 against the local cloud, and what they should see."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import boto3
+
+from localcloud.cloud import LocalCloud
+from serverless_patterns import Pattern, Steps, wait_for
+
+
+def sqs_lambda_tenant_isolation_sam_py(cloud: LocalCloud, pattern: Pattern) -> None:
+    """Testing, step 1: the queue's URL from the stack outputs (the README's query names
+    OutputKey ``MyQueueUrl``; the template's output is ``QueueUrl``, so the query as written
+    prints nothing). Step 2: one message per tenant, with ``--message-group-id``
+    tenant-blue / tenant-green. Step 3: the SQS processor reads each record's MessageGroupId
+    and invokes the tenant-isolated function asynchronously with it as TenantId; its log
+    shows each tenant's request ("Processing request for tenant: ...") and AWS writes each
+    environment, so each tenant, to a log stream of its own. Function logs do not go to
+    CloudWatch Logs here: the lines are read as ``sam logs`` shows them (the handlers'
+    output), and each tenant's invocations are those Lambda ran for that tenant."""
+    assert "MyQueueUrl" not in cloud.outputs
+    queue_url = cloud.outputs["QueueUrl"]
+    sqs = boto3.client("sqs")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for tenant in ("tenant-blue", "tenant-green"):
+            sqs.send_message(
+                QueueUrl=queue_url,
+                MessageBody='{"data": "test payload"}',
+                MessageGroupId=tenant,
+            )
+        expected = [f"Processing request for tenant: {t}" for t in ("tenant-blue", "tenant-green")]
+        wait_for(
+            lambda: all(line in out.getvalue().splitlines() for line in expected),
+            "the tenant-isolated function's log lines",
+        )
+        cloud.settle()
+    lines = out.getvalue().splitlines()
+    for tenant in ("tenant-blue", "tenant-green"):
+        assert f"Invoked tenant-isolated function for messagegroup: {tenant}" in lines, lines
+        assert f"Processing request for tenant: {tenant}" in lines, lines
+    assert 'Event data: {"data": "test payload"}' in lines, lines
+    isolated = [
+        r for r in cloud.runtime.invocations if r["function"] == "tenant-isolated-processor"
+    ]
+    assert sorted(r["tenant"] for r in isolated) == ["tenant-blue", "tenant-green"]
+    assert all(r["outcome"] == "ok" for r in isolated), isolated
+
+
+STEPS: dict[str, Steps] = {
+    "sqs-lambda-tenant-isolation-sam-py": sqs_lambda_tenant_isolation_sam_py,
+}
+PENDING: dict[str, tuple[Steps, str]] = {}

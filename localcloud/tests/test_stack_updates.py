@@ -1,0 +1,159 @@
+"""UpdateStack as CloudFormation makes it: a SAM template transformed server-side, resources
+created and updated in dependency order, retained resources kept, inline code updated; and the
+functions then run the code the update deployed (a published version, the code it was
+published with)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from localcloud.cloud import LocalCloud
+
+pytestmark = [pytest.mark.e2e]
+
+SAM = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Greeter:
+    Type: AWS::Serverless::Function
+    Properties:
+      Runtime: python3.13
+      Handler: index.handler
+      AutoPublishAlias: live
+      InlineCode: |
+        def handler(event, context):
+            return {"says": "one", "version": context.function_version}
+Outputs:
+  Name: {Value: !Ref Greeter}
+"""
+PLAIN = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Resources:
+  Role:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument:
+        Statement: [{Effect: Allow, Principal: {Service: lambda.amazonaws.com},
+                     Action: sts:AssumeRole}]
+  Plain:
+    Type: AWS::Lambda::Function
+    Properties:
+      Runtime: python3.13
+      Handler: index.handler
+      Role: !GetAtt Role.Arn
+      Code:
+        ZipFile: |
+          def handler(event, context):
+              return "one"
+"""
+
+
+@pytest.fixture
+def sam(tmp_path: Path) -> Iterator[LocalCloud]:
+    (tmp_path / "template.yaml").write_text(SAM)
+    with LocalCloud(tmp_path / "template.yaml", stack_name="updated") as cloud:
+        yield cloud
+
+
+def invoke(function: str, qualifier: str = "$LATEST") -> object:
+    reply = boto3.client("lambda").invoke(FunctionName=function, Qualifier=qualifier)
+    assert "FunctionError" not in reply, reply
+    return json.loads(reply["Payload"].read())
+
+
+def update(stack: str, body: str) -> None:
+    boto3.client("cloudformation").update_stack(
+        StackName=stack, TemplateBody=body, Capabilities=["CAPABILITY_IAM"]
+    )
+
+
+def test_a_sam_update_runs_the_new_code(sam: LocalCloud) -> None:
+    function = sam.functions["Greeter"]
+    assert invoke(function) == {"says": "one", "version": "$LATEST"}
+    changed = SAM.replace('"one"', '"two"') + "  Alias: {Value: !Ref GreeterAliaslive}\n"
+    update("updated", changed)
+    assert invoke(function) == {"says": "two", "version": "$LATEST"}
+    assert sam.outputs["Alias"].endswith(f"function:{function}:live")  # the stack, refreshed
+    stack = boto3.client("cloudformation").describe_stacks(StackName="updated")["Stacks"][0]
+    assert stack["StackStatus"] == "UPDATE_COMPLETE"
+
+
+def test_a_new_version_publishes_the_updated_code(sam: LocalCloud) -> None:
+    function = sam.functions["Greeter"]
+    update("updated", SAM.replace('"one"', '"two"'))
+    lam = boto3.client("lambda")
+    assert lam.get_alias(FunctionName=function, Name="live")["FunctionVersion"] == "2"
+    latest = lam.get_function(FunctionName=function)["Configuration"]["CodeSha256"]
+    second = lam.get_function(FunctionName=function, Qualifier="2")["Configuration"]
+    assert second["CodeSha256"] == latest
+    assert invoke(function, "live") == {"says": "two", "version": "2"}
+
+
+def test_a_retained_version_outlives_the_update(sam: LocalCloud) -> None:
+    function = sam.functions["Greeter"]
+    update("updated", SAM.replace('"one"', '"two"'))
+    versions = boto3.client("lambda").list_versions_by_function(FunctionName=function)
+    assert [v["Version"] for v in versions["Versions"]] == ["$LATEST", "1", "2"]
+    assert invoke(function, "1") == {"says": "one", "version": "1"}  # its own code
+    with pytest.raises(ClientError, match="ResourceNotFoundException"):
+        invoke(function, "3")
+
+
+def test_a_local_code_uri_is_refused_in_a_template_sent_to_cloudformation(
+    sam: LocalCloud,
+) -> None:
+    local = SAM.split("      InlineCode:", maxsplit=1)[0] + "      CodeUri: src/\n"
+    with pytest.raises(ClientError, match="ValidationError") as refused:
+        update("updated", local)
+    assert (
+        "Greeter.CodeUri 'src/': a template sent to CloudFormation names its code by an S3 URI"
+        in str(refused.value)
+    )
+    assert invoke(sam.functions["Greeter"]) == {"says": "one", "version": "$LATEST"}
+
+
+def test_inline_code_changes_in_an_update(tmp_path: Path) -> None:
+    (tmp_path / "template.yaml").write_text(PLAIN)
+    with LocalCloud(tmp_path / "template.yaml", stack_name="plain") as cloud:
+        function = cloud.functions["Plain"]
+        assert invoke(function) == "one"
+        update("plain", PLAIN.replace('"one"', '"two"'))
+        assert invoke(function) == "two"
+
+
+def test_a_retained_resource_outlives_the_update(tmp_path: Path) -> None:
+    queues = PLAIN + (
+        "  Kept:\n    Type: AWS::SQS::Queue\n    DeletionPolicy: Retain\n"
+        "  Gone:\n    Type: AWS::SQS::Queue\n"
+    )
+    (tmp_path / "template.yaml").write_text(queues)
+    with LocalCloud(tmp_path / "template.yaml", stack_name="queues") as cloud:
+        kept, gone = cloud.stack.resources["Kept"], cloud.stack.resources["Gone"]  # type: ignore[union-attr]
+        update("queues", PLAIN)
+        urls = boto3.client("sqs").list_queues().get("QueueUrls", [])
+        assert kept in urls and gone not in urls
+        assert set(cloud.stack.resources) == {"Role", "Plain"}  # type: ignore[union-attr]
+
+
+def test_code_in_s3_runs_as_deployed(sam: LocalCloud) -> None:
+    """What sam package uploads (a zip in S3, CodeUri s3://...) is the code that runs."""
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("app.py", "def handler(event, context):\n    return {'from': 's3'}\n")
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="artifacts")
+    s3.put_object(Bucket="artifacts", Key="greeter.zip", Body=archive.getvalue())
+    packaged = SAM.split("      InlineCode:", maxsplit=1)[0].replace("index.handler", "app.handler")
+    update("updated", packaged + "      CodeUri: s3://artifacts/greeter.zip\n")
+    assert invoke(sam.functions["Greeter"]) == {"from": "s3"}
+    with pytest.raises(ClientError, match="S3 Error Code: NoSuchKey"):
+        update("updated", packaged + "      CodeUri: s3://artifacts/missing.zip\n")
