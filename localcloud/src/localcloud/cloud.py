@@ -53,8 +53,8 @@ from localcloud.iam.enforcement import iam_enabled
 from localcloud.patching import PatchSet
 from localcloud.runtime import Handler, Runtime
 from localcloud.stack import DeployedStack, deploy, put_public_parameter
+from localcloud.stack.api import StackOperations
 from localcloud.stack.template import load_template
-from localcloud.stack.updates import StackUpdates
 
 __all__ = [
     "LOCAL_ENV",
@@ -245,7 +245,7 @@ class LocalCloud:
             snapshots=True,
             environment=self.environment,
         )
-        self.runtime.stack_updates = StackUpdates()
+        self.runtime.stacks = StackOperations()
         self.runtime.stack_listeners.append(self._stack_updated)
         self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
         self.schedules = Schedules(self.account_id, self.region, self.clock, self.runtime)

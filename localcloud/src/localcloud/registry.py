@@ -13,7 +13,7 @@ from localcloud.features import (
     alarm_actions,
     clock,
     cloudformation_custom_resources,
-    cloudformation_sam_updates,
+    cloudformation_stack_api,
     delivery,
     dynamodb_streams,
     event_source_mappings,
@@ -36,6 +36,7 @@ from localcloud.features import (
 from localcloud.fixes import (
     cloudformation_attributes,
     cloudformation_layer_version_ref,
+    cloudformation_template_url,
     cloudformation_updates,
     cloudwatch_alarm_initial_state,
     dynamodb_atomic_items,
@@ -112,6 +113,7 @@ __all__ = [
 FIXES: list[Patch] = [
     *cloudformation_attributes.PATCHES,
     *cloudformation_layer_version_ref.PATCHES,
+    *cloudformation_template_url.PATCHES,
     *cloudformation_updates.PATCHES,
     *cloudwatch_alarm_initial_state.PATCHES,
     *dynamodb_atomic_items.PATCHES,
@@ -170,7 +172,7 @@ FEATURES: list[Patch] = [
     *sqs_message_move_tasks.PATCHES,
     *stack_patches.PATCHES,
     *cloudformation_custom_resources.PATCHES,
-    *cloudformation_sam_updates.PATCHES,
+    *cloudformation_stack_api.PATCHES,
     *alarm_actions.PATCHES,
     *logs_query_definitions.PATCHES,
     *execution_metrics.PATCHES,

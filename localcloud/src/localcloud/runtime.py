@@ -59,9 +59,9 @@ class Runtime:
         #: (function name, CodeSha256) -> the handler of that code: a published version runs
         #: the code it was published with (stack/updates.py)
         self.code_handlers: dict[tuple[str, str], Handler] = {}
-        #: how a stack update runs the deploy's preparation (stack/updates.py StackUpdates,
-        #: set by LocalCloud; features/cloudformation_sam_updates.py)
-        self.stack_updates: Any = None
+        #: how CloudFormation's API runs a template as the deploy does (stack/api.py
+        #: StackOperations, set by LocalCloud; features/cloudformation_stack_api.py)
+        self.stacks: Any = None
         #: called with a stack's name after an update of it (LocalCloud refreshes its stack)
         self.stack_listeners: list[Callable[[str], None]] = []
         #: a handler slower than its function's Timeout is reported as Sandbox.Timedout
