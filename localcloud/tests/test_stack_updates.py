@@ -157,3 +157,89 @@ def test_code_in_s3_runs_as_deployed(sam: LocalCloud) -> None:
     assert invoke(sam.functions["Greeter"]) == {"from": "s3"}
     with pytest.raises(ClientError, match="S3 Error Code: NoSuchKey"):
         update("updated", packaged + "      CodeUri: s3://artifacts/missing.zip\n")
+
+
+MACHINE = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  Kind: {Type: String, Default: STANDARD}
+  Say: {Type: String, Default: one}
+Resources:
+  Machine:
+    Type: AWS::StepFunctions::StateMachine
+    Properties:
+      StateMachineType: !Ref Kind
+      RoleArn: !GetAtt Runner.Arn
+      Definition:
+        StartAt: Say
+        States: {Say: {Type: Pass, Result: {said: !Ref Say}, End: true}}
+  Runner:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument:
+        Statement: [{Effect: Allow, Principal: {Service: states.amazonaws.com},
+                     Action: sts:AssumeRole}]
+  Starter:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument:
+        Statement: [{Effect: Allow, Principal: {Service: events.amazonaws.com},
+                     Action: sts:AssumeRole}]
+      Policies:
+        - PolicyName: start
+          PolicyDocument:
+            Statement: [{Effect: Allow, Action: states:StartExecution, Resource: !Ref Machine}]
+  OnPing:
+    Type: AWS::Events::Rule
+    Properties:
+      EventPattern: {source: [ping]}
+      Targets: [{Arn: !Ref Machine, Id: machine, RoleArn: !GetAtt Starter.Arn}]
+"""
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Iterator[LocalCloud]:
+    (tmp_path / "template.yaml").write_text(MACHINE)
+    with LocalCloud(tmp_path / "template.yaml", stack_name="machine") as cloud:
+        yield cloud
+
+
+def test_a_state_machine_is_updated_in_place(machine: LocalCloud) -> None:
+    arn = machine.stack.resources["Machine"]  # type: ignore[union-attr]
+    assert machine.update({"Say": "two"}) == "UPDATE_COMPLETE"
+    assert machine.stack.resources["Machine"] == arn  # type: ignore[union-attr]
+    sfn = boto3.client("stepfunctions")
+    run = sfn.start_execution(stateMachineArn=arn)["executionArn"]
+    machine.settle()
+    assert json.loads(sfn.describe_execution(executionArn=run)["output"]) == {"said": "two"}
+
+
+def test_a_replaced_resource_is_named_anew_by_what_references_it(machine: LocalCloud) -> None:
+    old = machine.stack.resources["Machine"]  # type: ignore[union-attr]
+    assert machine.update({"Kind": "EXPRESS"}) == "UPDATE_COMPLETE"
+    new = machine.stack.resources["Machine"]  # type: ignore[union-attr]
+    sfn = boto3.client("stepfunctions")
+    assert new != old and sfn.describe_state_machine(stateMachineArn=new)["type"] == "EXPRESS"
+    with pytest.raises(ClientError, match="StateMachineDoesNotExist"):
+        sfn.describe_state_machine(stateMachineArn=old)
+    rule = machine.stack.resources["OnPing"]  # type: ignore[union-attr]
+    (target,) = boto3.client("events").list_targets_by_rule(Rule=rule)["Targets"]
+    assert target["Arn"] == new
+    role = machine.stack.resources["Starter"]  # type: ignore[union-attr]
+    policy = boto3.client("iam").get_role_policy(RoleName=role, PolicyName="start")
+    assert policy["PolicyDocument"]["Statement"][0]["Resource"] == new
+
+
+def test_a_named_machine_that_must_be_replaced_rolls_back(tmp_path: Path) -> None:
+    named = MACHINE.replace(
+        "      StateMachineType:", "      StateMachineName: fixed\n      StateMachineType:"
+    )
+    (tmp_path / "template.yaml").write_text(named)
+    with LocalCloud(tmp_path / "template.yaml", stack_name="named") as cloud:
+        assert cloud.update({"Kind": "EXPRESS"}) == "UPDATE_ROLLBACK_COMPLETE"
+        sfn = boto3.client("stepfunctions")
+        arn = cloud.stack.resources["Machine"]  # type: ignore[union-attr]
+        assert sfn.describe_state_machine(stateMachineArn=arn)["type"] == "STANDARD"
+        events = boto3.client("cloudformation").describe_stack_events(StackName="named")
+        reasons = " ".join(e.get("ResourceStatusReason", "") for e in events["StackEvents"])
+        assert "custom-named resource requires replacing" in reasons

@@ -53,7 +53,7 @@ from localcloud.iam.enforcement import iam_enabled
 from localcloud.patching import PatchSet
 from localcloud.runtime import Handler, Runtime
 from localcloud.stack import DeployedStack, deploy, put_public_parameter
-from localcloud.stack.api import StackOperations
+from localcloud.stack.api import StackOperations, prepare_local
 from localcloud.stack.template import load_template
 
 __all__ = [
@@ -251,6 +251,28 @@ class LocalCloud:
         self.schedules = Schedules(self.account_id, self.region, self.clock, self.runtime)
         if self.event_delivery:
             self.mappings.start()
+
+    def update(self, parameters: dict[str, str] | None = None, template: Path | None = None) -> str:
+        """UpdateStack of this cloud's stack with ``template`` (default: the one deployed,
+        read again) and ``parameters`` (merged over those deployed), as ``sam deploy`` of the
+        working tree would make it; returns the stack's status (``UPDATE_COMPLETE``, or
+        ``UPDATE_ROLLBACK_COMPLETE`` with the reason in its events)."""
+        import boto3
+
+        assert self.stack is not None, "the cloud is not started"
+        self.template = Path(template or self.template)
+        self.parameters = {**self.parameters, **(parameters or {})}
+        body = prepare_local(self.template, self.stack_name, self.region, self.parameters)
+        cfn = boto3.client("cloudformation", region_name=self.region)
+        cfn.update_stack(
+            StackName=self.stack_name,
+            TemplateBody=body,
+            Parameters=[
+                {"ParameterKey": k, "ParameterValue": v} for k, v in self.parameters.items()
+            ],
+            Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"],
+        )
+        return str(cfn.describe_stacks(StackName=self.stack_name)["Stacks"][0]["StackStatus"])
 
     def _stack_updated(self, name: str) -> None:
         """After an UpdateStack of this cloud's stack: its outputs and resources now."""

@@ -5,11 +5,16 @@
   resource added that references a changed one (SAM's new ``AWS::Lambda::Version`` of a
   function whose code changed) is then made from the old state (the version publishes the old
   code). CloudFormation creates and updates in dependency order (Ref, Fn::GetAtt, Fn::Sub,
-  DependsOn), and removes what the template dropped last, in its cleanup phase.
+  DependsOn), updates what references a replaced resource with the new one (a rule's target,
+  a role's policy), and removes what the template dropped last, in its cleanup phase.
 * ``cloudformation-update-retains``: a resource the new template drops whose
   ``DeletionPolicy`` is ``Retain`` (or ``RetainExceptOnCreate``) is kept, as CloudFormation
   keeps it: SAM's versions (``AutoPublishAlias``) outlive the update that replaces them.
   moto deletes it (it honours the policy only when the stack is deleted).
+* ``cloudformation-update-roles``: an IAM role's update applies its trust policy, inline
+  ``Policies``, ``Description`` and ``MaxSessionDuration``; moto updated the description only
+  (and read the duration from ``RoleDescription``), so a policy naming a replaced resource kept
+  the old one.
 * ``cloudformation-update-inline-code``: an ``AWS::Lambda::Function`` whose ``Code.ZipFile``
   (inline code, plain text) changes is updated with that code, as on create; moto decodes it
   as base64 and fails the update.
@@ -20,11 +25,14 @@ Regression tests: localcloud/tests/test_stack_updates.py.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from moto.awslambda.models import LambdaFunction
 from moto.cloudformation.parsing import ResourceMap, parse_and_update_resource
+from moto.iam.models import Role, iam_backends
+from moto.utilities.utils import get_partition
 
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.stack.dependencies import dependencies
@@ -50,7 +58,9 @@ def _dependency_order(names: Iterable[str], template: dict[str, Any]) -> list[st
     return ordered
 
 
-def _update(self: ResourceMap, template: dict[str, Any], parameters: Any = None) -> None:
+def _update(
+    rt: Runtime, self: ResourceMap, template: dict[str, Any], parameters: Any = None
+) -> None:
     diff = self.build_resource_diff(template, parameters)
     previous = {"Resources": self._resource_json_map}
     self._template = template
@@ -61,19 +71,28 @@ def _update(self: ResourceMap, template: dict[str, Any], parameters: Any = None)
     self.load_conditions()
     self._resource_json_map = template["Resources"]
     changes = {**dict.fromkeys(diff["Add"], "Add"), **dict.fromkeys(diff["Modify"], "Modify")}
-    for name in _dependency_order(changes, template):
+    needs = dependencies(template)
+    for name in _dependency_order(template["Resources"], template):
+        if name not in changes:
+            continue
         if changes[name] == "Add":
             _ = self[name]  # moto's way to create a resource (and what it references)
             continue
-        changed = parse_and_update_resource(
-            name,
-            self._resource_json_map[name],
-            self,
-            account_id=self._account_id,
-            region_name=self._region_name,
-        )
+        resource = self._resource_json_map[name]
+        before = getattr(self._parsed_resources.get(name), "physical_resource_id", None)
+        try:
+            changed = parse_and_update_resource(
+                name, resource, self, account_id=self._account_id, region_name=self._region_name
+            )
+        except Exception as exc:  # reported by logical id, as CloudFormation's events do
+            rt.deploy_report.failures.append((name, resource.get("Type", ""), str(exc)))
+            raise
         if changed is not None:
             self._parsed_resources[name] = changed
+            if getattr(changed, "physical_resource_id", before) != before:  # replaced: what
+                for dependent, on in needs.items():  # names it is updated with the new one
+                    if name in on:
+                        changes.setdefault(dependent, "Modify")
     # cleanup: what the template dropped, those that depend on others first
     for name in reversed(_dependency_order(diff["Remove"], previous)):
         resource = self._parsed_resources.pop(name, None)
@@ -82,7 +101,10 @@ def _update(self: ResourceMap, template: dict[str, Any], parameters: Any = None)
 
 
 def _build_order(rt: Runtime) -> Targets:
-    return {(ResourceMap, "update"): _update}
+    def update(self: ResourceMap, template: dict[str, Any], parameters: Any = None) -> None:
+        _update(rt, self, template, parameters)
+
+    return {(ResourceMap, "update"): update}
 
 
 _DELETE_RESOURCE = ResourceMap._delete_resource
@@ -126,6 +148,40 @@ def _build_inline_code(rt: Runtime) -> Targets:
     return {(LambdaFunction, "update_from_cloudformation_json"): classmethod(_update_function)}
 
 
+def _update_role(  # noqa: PLR0917 - moto's signature
+    cls: type[Role],
+    original_resource: Role,
+    new_resource_name: str,
+    cloudformation_json: dict[str, Any],
+    account_id: str,
+    region_name: str,
+) -> Role:
+    props = cloudformation_json["Properties"]
+    if props.get("RoleName", original_resource.name) != original_resource.name:  # replaced
+        Role.delete_from_cloudformation_json(original_resource.name, {}, account_id, region_name)
+        return Role.create_from_cloudformation_json(
+            new_resource_name, cloudformation_json, account_id, region_name
+        )
+    iam = iam_backends[account_id][get_partition(region_name)]
+    name = original_resource.name
+    trust = props["AssumeRolePolicyDocument"]  # as create takes it (SAM's has no Version)
+    original_resource.assume_role_policy_document = (
+        trust if isinstance(trust, str) else json.dumps(trust)
+    )
+    iam.update_role(name, props.get("Description", ""), props.get("MaxSessionDuration", 3600))
+    wanted = {p["PolicyName"]: p["PolicyDocument"] for p in props.get("Policies") or []}
+    for policy in set(original_resource.policies) - set(wanted):
+        original_resource.delete_policy(policy)
+    for policy, document in wanted.items():  # unvalidated, as create puts them; as JSON text,
+        text = document if isinstance(document, str) else json.dumps(document)  # as the API
+        original_resource.put_policy(policy, text)
+    return iam.get_role(name)
+
+
+def _build_roles(rt: Runtime) -> Targets:
+    return {(Role, "update_from_cloudformation_json"): classmethod(_update_role)}
+
+
 _TESTS = "localcloud/tests/test_stack_updates.py::"
 PATCHES = [
     Patch(
@@ -147,6 +203,16 @@ PATCHES = [
         test=_TESTS + "test_a_retained_resource_outlives_the_update",
         build=_build_retains,
         upstream="not reported yet (moto ResourceMap.update deletes every removed resource)",
+    ),
+    Patch(
+        name="cloudformation-update-roles",
+        kind=Kind.FIX,
+        reason="A stack update of an IAM role applies its trust policy, inline Policies, "
+        "Description and MaxSessionDuration (moto updates the description only, and reads the "
+        "session duration from RoleDescription).",
+        test=_TESTS + "test_a_replaced_resource_is_named_anew_by_what_references_it",
+        build=_build_roles,
+        upstream="not reported yet (moto iam/models.py Role.update_from_cloudformation_json)",
     ),
     Patch(
         name="cloudformation-update-inline-code",

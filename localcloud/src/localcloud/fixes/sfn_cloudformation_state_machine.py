@@ -16,7 +16,9 @@ Here all are honoured, as CreateStateMachine receives them from CloudFormation (
 resource's properties in the API's camelCase shape: ``Level`` -> ``level``,
 ``Destinations[].CloudWatchLogsLogGroup.LogGroupArn`` -> ``destinations[].
 cloudWatchLogsLogGroup.logGroupArn``, ...); a ``StateMachineType`` other than STANDARD or
-EXPRESS and an unresolved ``${...}`` fail the resource, as CloudFormation does.
+EXPRESS and an unresolved ``${...}`` fail the resource, as CloudFormation does. A stack
+update changes the machine in the executing backend (moto wrote to the other one), and
+replaces it where CloudFormation does: a new ``StateMachineName`` or ``StateMachineType``.
 
 Regression test:
 tests/statemachine/test_stack_deploy.py::test_state_machine_definition_is_substituted.
@@ -67,6 +69,22 @@ def _logging(props: dict[str, Any]) -> dict[str, Any] | None:
     return dict(config)
 
 
+def _definition(props: dict[str, Any], name: str) -> tuple[str, str]:
+    """(definition, type) as CreateStateMachine gets them; ValueError as CloudFormation fails."""
+    definition: str = props.get("DefinitionString") or ""
+    if not definition and "Definition" in props:
+        definition = json.dumps(props["Definition"])
+    for key, value in (props.get("DefinitionSubstitutions") or {}).items():
+        definition = definition.replace(f"${{{key}}}", str(value))
+    leftover = re.findall(r"\$\{[A-Za-z0-9_]+\}", definition or "")
+    if leftover:  # CloudFormation fails the resource in this case
+        raise ValueError(f"Unresolved DefinitionSubstitutions {leftover} in state machine {name}")
+    machine_type = str(props.get("StateMachineType") or "STANDARD")
+    if machine_type not in _TYPES:  # CloudFormation's schema: STANDARD | EXPRESS
+        raise ValueError(f"StateMachineType {machine_type!r} of state machine {name}")
+    return definition, machine_type
+
+
 def _create(
     cls: Any,
     resource_name: str,
@@ -77,17 +95,7 @@ def _create(
 ) -> Any:
     props = cloudformation_json["Properties"]
     name = props.get("StateMachineName", resource_name)
-    definition = props.get("DefinitionString")
-    if definition is None and "Definition" in props:
-        definition = json.dumps(props["Definition"])
-    for key, value in (props.get("DefinitionSubstitutions") or {}).items():
-        definition = definition.replace(f"${{{key}}}", str(value))
-    leftover = re.findall(r"\$\{[A-Za-z0-9_]+\}", definition or "")
-    if leftover:  # CloudFormation fails the resource in this case
-        raise ValueError(f"Unresolved DefinitionSubstitutions {leftover} in state machine {name}")
-    machine_type = str(props.get("StateMachineType") or "STANDARD")
-    if machine_type not in _TYPES:  # CloudFormation's schema: STANDARD | EXPRESS
-        raise ValueError(f"StateMachineType {machine_type!r} of state machine {name}")
+    definition, machine_type = _definition(props, name)
     backend = sfn_responses.get_backend(account_id, region_name)
     tags = sfn_models.cfn_to_api_tags(props.get("Tags", []))
     return backend.create_state_machine(
@@ -101,6 +109,40 @@ def _create(
     )
 
 
+def _update(  # noqa: PLR0917 - moto's signature
+    cls: Any,
+    original_resource: Any,
+    new_resource_name: str,
+    cloudformation_json: dict[str, Any],
+    account_id: str,
+    region_name: str,
+) -> Any:
+    """A stack update: in place, or a replacement where CloudFormation replaces (a new
+    StateMachineName or StateMachineType); a named machine cannot be replaced by itself."""
+    props = cloudformation_json["Properties"]
+    named = "StateMachineName" in props
+    name = props["StateMachineName"] if named else original_resource.name
+    definition, machine_type = _definition(props, name)
+    backend = sfn_responses.get_backend(account_id, region_name)
+    if name != original_resource.name or machine_type != original_resource.type:
+        if named and name == original_resource.name:
+            raise ValueError(
+                "CloudFormation cannot update a stack when a custom-named resource requires "
+                f"replacing. Rename {name} and update the stack again."
+            )
+        replacement = _create(cls, new_resource_name, cloudformation_json, account_id, region_name)
+        backend.delete_state_machine(original_resource.arn)
+        return replacement
+    backend.update_state_machine(
+        original_resource.arn,
+        definition=definition,
+        role_arn=props.get("RoleArn", ""),
+        logging_configuration=_logging(props),
+        tracing_configuration=_camel(props.get("TracingConfiguration")),
+    )
+    return backend.describe_state_machine(original_resource.arn)
+
+
 def _delete(
     cls: Any, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
 ) -> None:
@@ -111,6 +153,7 @@ def _build(rt: Runtime) -> Targets:
     return {
         (sfn_models.StateMachine, "create_from_cloudformation_json"): classmethod(_create),
         (sfn_models.StateMachine, "delete_from_cloudformation_json"): classmethod(_delete),
+        (sfn_models.StateMachine, "update_from_cloudformation_json"): classmethod(_update),
     }
 
 
@@ -119,7 +162,9 @@ PATCHES = [
         name="sfn-cloudformation-state-machine",
         kind=Kind.FIX,
         reason="A stack's state machine lands in the executing backend, with Definition and "
-        "DefinitionSubstitutions applied (moto: invisible to the API, substitutions ignored).",
+        "DefinitionSubstitutions applied, and a stack update changes it there or replaces it "
+        "where CloudFormation does (moto: invisible to the API, substitutions ignored, updates "
+        "written to the other backend).",
         test="tests/statemachine/test_stack_deploy.py"
         "::test_state_machine_definition_is_substituted",
         build=_build,

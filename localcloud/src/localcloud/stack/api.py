@@ -23,8 +23,10 @@ as CloudFormation's transform refuses it.
 from __future__ import annotations
 
 import copy
+import io
 import json
 import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,14 +34,17 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 from moto.cloudformation.exceptions import ValidationError
 
+from localcloud.patching import PatchSet
 from localcloud.stack import custom_resources
 from localcloud.stack.base import StackDeployError, remember_code
 from localcloud.stack.clients import DeployClients
 from localcloud.stack.deploy import (
+    STAND_IN,
     _Artifacts,
     _check_log_delivery,
     _managed_policies,
     _physical_resources,
+    _prepare,
     _register_handlers,
     _resolve_handler,
     deploy_patch_set,
@@ -85,6 +90,19 @@ def _local_paths(template: dict[str, Any]) -> list[str]:
     return found
 
 
+def _unpacked(body: bytes) -> Path:
+    """The code directory of a zip: unpacked, or the local directory a deploy's stand-in
+    names (stack/deploy.py ``_stand_in_zip``)."""
+    if zipfile.is_zipfile(io.BytesIO(body)):
+        with zipfile.ZipFile(io.BytesIO(body)) as archive:
+            if archive.namelist() == [STAND_IN]:
+                return code_dir(Path(archive.read(STAND_IN).decode()))
+    with tempfile.NamedTemporaryFile(suffix=".zip") as archive_file:
+        archive_file.write(body)
+        archive_file.flush()
+        return code_dir(Path(archive_file.name))
+
+
 def _s3_code(template: dict[str, Any], clients: DeployClients) -> dict[str, Path]:
     """Each function's code from the S3 object its ``Code`` names (what ``sam package``
     uploaded), unpacked: the function runs the code that was deployed."""
@@ -104,10 +122,7 @@ def _s3_code(template: dict[str, Any], clients: DeployClients) -> dict[str, Path
                 f"{logical_id}: Error occurred while GetObject. S3 Error Code: "
                 f"{exc.response['Error']['Code']}. S3 Error Message: {exc}"
             ) from exc
-        with tempfile.NamedTemporaryFile(suffix=".zip") as archive:
-            archive.write(body)
-            archive.flush()
-            found[logical_id] = code_dir(Path(archive.name))
+        found[logical_id] = _unpacked(body)
     return found
 
 
@@ -156,6 +171,15 @@ def _parameter_values(stack: Any, given: list[dict[str, Any]]) -> dict[str, str]
     return values
 
 
+def prepare_local(template: Path, stack_name: str, region: str, parameters: dict[str, str]) -> str:
+    """``template`` prepared as the deploy prepares it, as JSON for UpdateStack (its local code
+    as stand-ins that name the directories)."""
+    clients = DeployClients(region)
+    return json.dumps(
+        _prepare(Path(template).resolve(), parameters, _Artifacts(stack_name, clients))[0]
+    )
+
+
 class StackOperations:
     """What the API's stack operations need from the deploy (``Runtime.stacks``)."""
 
@@ -198,7 +222,10 @@ class StackOperations:
     ) -> Any:
         """``change()`` with the deploy's patches (and a custom resource's provider invoked
         meanwhile), then what moto's models ignore applied."""
-        patches = deploy_patch_set()
+        # not the stable names of a create: a replacement is named anew, as on AWS
+        patches = PatchSet(
+            p for p in deploy_patch_set().patches if p.name != "cloudformation-stable-names"
+        )
         rt.deploy_report.clear()
         region = stack.region_name
         patches.install(rt)

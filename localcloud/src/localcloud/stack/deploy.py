@@ -51,20 +51,16 @@ from localcloud.stack.support import (
 from localcloud.stack.template import load_template, localize, override_environment, sam_transform
 
 # ------------------------------------------------------------------ deploy
-_PLACEHOLDER_ZIP: bytes | None = None
+STAND_IN = "LOCALCLOUD_CODE_DIR"  # the one file of a local code directory's stand-in zip
 
 
-def _placeholder_zip() -> bytes:
-    global _PLACEHOLDER_ZIP  # noqa: PLW0603 - built once per process
-    if _PLACEHOLDER_ZIP is None:
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w") as archive:
-            archive.writestr(
-                "LOCAL_PLACEHOLDER.txt",
-                "localcloud.stack: handlers run in-process from the source tree.\n",
-            )
-        _PLACEHOLDER_ZIP = buffer.getvalue()
-    return _PLACEHOLDER_ZIP
+def _stand_in_zip(path: Path) -> bytes:
+    """What the artifact bucket holds for a local CodeUri: a zip naming it (the handlers run
+    from the directory; a stack update through the API finds it again, stack/api.py)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(STAND_IN, str(path))
+    return buffer.getvalue()
 
 
 class _MotoLogCapture(logging.Handler):
@@ -267,7 +263,7 @@ def _load_private(module_name: str, path: Path, where: str) -> Any:
 
 
 class _Artifacts:
-    """Uploads a placeholder zip per local code directory into a stack artifact bucket."""
+    """Uploads a stand-in zip per local code directory into a stack artifact bucket."""
 
     def __init__(self, stack_name: str, clients: DeployClients) -> None:
         self.s3 = clients("s3")
@@ -287,7 +283,7 @@ class _Artifacts:
                 with suppress(self.s3.exceptions.BucketAlreadyOwnedByYou):
                     self.s3.create_bucket(Bucket=self.bucket, **extra)
             key = f"{self.prefix}/{len(self.uploaded)}-{path.name or 'code'}.zip"
-            self.s3.put_object(Bucket=self.bucket, Key=key, Body=_placeholder_zip())
+            self.s3.put_object(Bucket=self.bucket, Key=key, Body=_stand_in_zip(path))
             self.uploaded[path] = {"Bucket": self.bucket, "Key": key}
         return self.uploaded[path]
 
