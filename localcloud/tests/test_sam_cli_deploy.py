@@ -8,10 +8,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import boto3
 import pytest
@@ -150,13 +152,9 @@ def test_a_failed_update_rolls_back(cloud: LocalCloud) -> None:
     assert "The following resource(s) failed to update: [Machine]" in reasons
 
 
-@pytest.mark.skipif(not SAM_CLI.exists(), reason=f"no SAM CLI at {SAM_CLI} (make bootstrap)")
-def test_sam_deploy_and_delete_against_the_served_cloud(cloud: LocalCloud, tmp_path: Path) -> None:
+def sam_cli(cloud: LocalCloud, project: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The pinned SAM CLI in ``project``, pointed at ``cloud`` served on a port of its own."""
     cloud.serve(port=0)
-    project = tmp_path / "project"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "app.py").write_text(HANDLER % 7)
-    (project / "template.yaml").write_text(APP % {"code": "src/"})
     env = {**os.environ, "AWS_ENDPOINT_URL": cloud.describe()["endpoint"],
            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
            "AWS_DEFAULT_REGION": "us-east-1", "SAM_CLI_TELEMETRY": "0"}  # fmt: skip
@@ -165,6 +163,21 @@ def test_sam_deploy_and_delete_against_the_served_cloud(cloud: LocalCloud, tmp_p
         return subprocess.run([str(SAM_CLI), *args], cwd=project, env=env, capture_output=True,
                               text=True, timeout=300, check=False)  # fmt: skip
 
+    return sam
+
+
+NEEDS_SAM = pytest.mark.skipif(
+    not SAM_CLI.exists(), reason=f"no SAM CLI at {SAM_CLI} (make bootstrap)"
+)
+
+
+@NEEDS_SAM
+def test_sam_deploy_and_delete_against_the_served_cloud(cloud: LocalCloud, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text(HANDLER % 7)
+    (project / "template.yaml").write_text(APP % {"code": "src/"})
+    sam = sam_cli(cloud, project)
     deploy = ("deploy", "--stack-name", "samapp", "--resolve-s3", "--capabilities",
               "CAPABILITY_IAM", "--no-confirm-changeset",
               "--parameter-overrides", "Stage=staging")  # fmt: skip
@@ -181,3 +194,24 @@ def test_sam_deploy_and_delete_against_the_served_cloud(cloud: LocalCloud, tmp_p
     assert gone.returncode == 0, gone.stdout + gone.stderr
     functions = boto3.client("lambda").list_functions()["Functions"]
     assert outputs["HelloName"] not in {f["FunctionName"] for f in functions}
+
+
+@NEEDS_SAM
+def test_a_published_pattern_deployed_by_sam_runs_its_readme_steps(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    """s3-eventbridge-sfn deployed with ``sam deploy`` behaves as with ``localcloud up
+    --template``: its README's steps (serverless_patterns/steps_b2.py) pass on this stack."""
+    from serverless_patterns import patterns
+    from serverless_patterns.steps_b2 import s3_eventbridge_sfn
+
+    pattern = patterns()["s3-eventbridge-sfn"]
+    project = tmp_path / pattern.name
+    shutil.copytree(pattern.dir, project)
+    sam = sam_cli(cloud, project)
+    done = sam("deploy", "--stack-name", "pattern", "--resolve-s3", "--capabilities",
+               "CAPABILITY_IAM", "--no-confirm-changeset")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack_of("pattern")["Outputs"]}  # type: ignore[attr-defined]
+    deployed = SimpleNamespace(outputs=outputs, deliveries=cloud.deliveries)
+    s3_eventbridge_sfn(deployed, pattern)  # type: ignore[arg-type]
