@@ -168,6 +168,7 @@ EXPECTED_REFUSALS = {
     # the stack's roles have no grant on (as on AWS)
     "ResolveObjectFunctionRole s3:GetObject",
     "QuarantineFunctionRole s3:GetObjectVersion",
+    "ProcessFunctionRole s3:GetObject",
 }
 
 

@@ -31,6 +31,7 @@ def run(function: str, event: str) -> tuple[int, dict[str, object], str]:
         ("ClassifyErrorFunction", "classify-error/access-denied.json", 0,
          {"errorClass": "CONFIGURATION", "retryable": False}),
         ("ProcessFunction", "process/invalid-event.json", 1, {"errorType": "InvalidEventError"}),
+        ("ProcessFunction", "process/object.json", 1, {"errorType": "AccessDeniedError"}),
         ("ResolveObjectFunction", "resolve/object-without-version.json", 1,
          {"errorType": "AccessDeniedError"}),
         ("QuarantineFunction", "quarantine/header-error.json", 1,
