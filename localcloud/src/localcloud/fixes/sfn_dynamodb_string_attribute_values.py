@@ -29,6 +29,7 @@ Regression test: localcloud/tests/test_sfn_dynamodb_string_attribute_values.py.
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -50,8 +51,16 @@ _ORIGINAL = dynamodb_task.StateTaskServiceDynamoDB._normalise_parameters
 _ATTRIBUTE_VALUE = "AttributeValue"
 
 
-@cache
+_LOCK = threading.Lock()  # concurrent tasks: one loads the model, the others wait for it
+
+
 def _operation(action: str) -> OperationModel | None:
+    with _LOCK:
+        return _operation_model(action)
+
+
+@cache
+def _operation_model(action: str) -> OperationModel | None:
     """``put_item`` -> DynamoDB's PutItem operation model."""
     model = botocore.session.get_session().get_service_model("dynamodb")
     name = next((op for op in model.operation_names if xform_name(op) == action), None)

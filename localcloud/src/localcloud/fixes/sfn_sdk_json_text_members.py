@@ -31,6 +31,7 @@ Regression test: localcloud/tests/test_sfn_sdk_json_text_members.py.
 from __future__ import annotations
 
 import json
+import threading
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -53,8 +54,16 @@ __all__ = ["PATCHES", "json_text_members"]
 _ORIGINAL = aws_sdk.StateTaskServiceAwsSdk._normalise_parameters
 
 
-@cache
+_LOCK = threading.Lock()  # concurrent tasks: one loads the model, the others wait for it
+
+
 def _operation(service: str, action: str) -> OperationModel | None:
+    with _LOCK:
+        return _operation_model(service, action)
+
+
+@cache
+def _operation_model(service: str, action: str) -> OperationModel | None:
     """``("scheduler", "create_schedule")`` -> the CreateSchedule operation model."""
     try:
         model = botocore.session.get_session().get_service_model(service)
