@@ -27,6 +27,7 @@ from localcloud.features import (
     lambda_tenancy,
     logs_query_definitions,
     mock_config,
+    role_sessions,
     s3_replication,
     service_scope,
     sqs_message_move_tasks,
@@ -177,6 +178,7 @@ FEATURES: list[Patch] = [
     *logs_query_definitions.PATCHES,
     *execution_metrics.PATCHES,
     *iam.PATCHES,
+    *role_sessions.PATCHES,
     *service_scope.PATCHES,
 ]
 SPEEDUPS: list[Patch] = [

@@ -52,6 +52,7 @@ from werkzeug.wrappers import Request, Response
 
 from localcloud import bucket_cors
 from localcloud.console import routes as console_routes
+from localcloud.features.role_sessions import SignedRequests
 
 if TYPE_CHECKING:
     from localcloud.cloud import LocalCloud
@@ -503,7 +504,9 @@ class LocalCloudServer:
     def start(self) -> None:
         self.policy.check_bind(self.host)
         dispatcher = DomainDispatcherApplication(create_backend_app)
-        app = Front(AdminApp(self.cloud, dispatcher), dispatcher, self.policy.for_bind(self.host))
+        # a request signed with a role session's credentials acts as it (features/role_sessions)
+        signed = SignedRequests(AdminApp(self.cloud, dispatcher), self.cloud.runtime.authorizer)
+        app = Front(signed, dispatcher, self.policy.for_bind(self.host))
         self._server = make_server(
             self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler
         )

@@ -47,7 +47,13 @@ def _stash_parameters(params: Any, context: Any, **_: Any) -> None:
     context["localcloud_api_params"] = params
 
 
-def _before_call(model: Any, params: Any, context: Any, **_: Any) -> Any:
+def _access_key(request_signer: Any) -> str | None:
+    """The access key id a client signs with (None: unsigned, or no credentials)."""
+    credentials = getattr(request_signer, "_credentials", None)
+    return getattr(credentials, "access_key", None) if credentials is not None else None
+
+
+def _before_call(model: Any, params: Any, context: Any, **kwargs: Any) -> Any:
     authorizer, owner = _AUTHORIZER, _OWNER.get()
     if owner is not None and owner is not authorizer:
         raise StoppedCloudError(
@@ -55,8 +61,11 @@ def _before_call(model: Any, params: Any, context: Any, **_: Any) -> Any:
         )
     if authorizer is None or not authorizer.enabled:
         return None
+    # a role session's credentials (STS's, a function environment's) name the caller, as on
+    # AWS; other keys: whoever acts in this thread (features/lambda_runtime.py ...)
+    signed_as = authorizer.caller_of(_access_key(kwargs.get("request_signer")))
     return authorizer.authorize(
-        CALLER.get() or authorizer.administrator,
+        signed_as or CALLER.get() or authorizer.administrator,
         model.service_model.signing_name,
         model.name,
         context.get("localcloud_api_params") or {},

@@ -35,6 +35,8 @@ KNOWN_CONDITION_KEYS = frozenset(
         "s3:delimiter",
         "kms:ViaService",
         "kms:CallerAccount",
+        "sts:RoleSessionName",  # AssumeRole (a role's trust policy)
+        "sts:ExternalId",
         "iam:AWSServiceName",  # iam:CreateServiceLinkedRole's AWSServiceName
         # Only in iam:PassRole requests, which AWS makes when a call hands a role to a service
         # (CreateFunction, CreateStateMachine, a task starting an ECS task ...): the local
@@ -230,6 +232,11 @@ def required(  # noqa: PLR0911, PLR0912 - one branch per service
         ]
     if prefix == "sts" and operation == "GetCallerIdentity":
         return []  # needs no permission
+    if prefix == "sts" and operation == "AssumeRole":  # judged with the role's trust policy
+        context = {"sts:RoleSessionName": params.get("RoleSessionName")}
+        if params.get("ExternalId") is not None:
+            context["sts:ExternalId"] = params["ExternalId"]
+        return [Need("sts:AssumeRole", str(params.get("RoleArn") or "*"), context)]
     if prefix == "scheduler" and operation.endswith("Schedule"):
         # resource type schedule: arn:aws:scheduler:<region>:<account>:schedule/<group>/<name>
         group = params.get("GroupName") or "default"

@@ -1,7 +1,10 @@
 """Every SDK call inside the local cloud is made by a principal and authorized as AWS would.
 
 Who calls (:data:`CALLER`, a context variable; ``None`` is the administrator: tests, the
-operator CLI, the HTTP endpoint's clients):
+operator CLI, the HTTP endpoint's clients). A request signed with a role session's
+credentials (``Authorizer.credentials``, iam/credentials.py: STS AssumeRole's, or issued for
+a function environment) is that session's, over HTTP and in the process
+(features/role_sessions.py), before any of these:
 
 * a Lambda handler runs as its function's execution role (features/lambda_runtime.py);
 * a Step Functions execution, its service integrations, Map iterations and ItemReader /
@@ -53,6 +56,7 @@ from botocore.awsrequest import AWSResponse
 from moto.iam.aws_managed_policies import aws_managed_policies_data
 
 from localcloud.iam.actions import KNOWN_CONDITION_KEYS, Need, required
+from localcloud.iam.credentials import CredentialsRegistry
 from localcloud.iam.policy import (
     Decision,
     Policy,
@@ -134,6 +138,7 @@ _DENIED = {
     "sns": ("AuthorizationError", 403),
     "sqs": ("AccessDenied", 403),
     "lambda": ("AccessDeniedException", 403),
+    "sts": ("AccessDenied", 403),
 }
 _WHY = {
     "explicit-deny-identity": "with an explicit deny in an identity-based policy",
@@ -156,6 +161,8 @@ def denial_message(caller: Caller, need: Need, decision: Decision) -> str:
     elif prefix == "s3":
         resource = f'"{resource}"'
     where = f" on resource: {resource}" if need.resource != "*" else ""
+    if action == "sts:AssumeRole":  # STS gives no reason (a role's trust is not disclosed)
+        return f"User: {caller.principal.caller} is not authorized to perform: {action}{where}"
     why = _WHY[decision.reason].format(action=action)
     return f"User: {caller.principal.caller} is not authorized to perform: {action}{where} {why}"
 
@@ -191,6 +198,13 @@ class Authorizer:
         self._parsed: dict[tuple[str, str], Policy] = {}
         self._identity: dict[str, tuple[Any, list[Policy]]] = {}
         self._objects: dict[str, tuple[Any, int, Policy]] = {}
+        #: the role sessions' temporary credentials (STS AssumeRole, a function's environment)
+        self.credentials = CredentialsRegistry()
+
+    def caller_of(self, access_key_id: str | None) -> Caller | None:
+        """The role session whose credentials these are, or None for a key not issued here."""
+        session = self.credentials.session(access_key_id)
+        return role(session.role_arn, session.session_name) if session else None
 
     # --- policies ---------------------------------------------------------------------
     def _parse(self, policy_id: str, document: Any) -> Policy:
@@ -262,6 +276,8 @@ class Authorizer:
             return None, False
         svc, region = parts[2], parts[3] or region
         try:
+            if svc == "iam" and need.action.lower() == "sts:assumerole":
+                return self._trust_policy(parts[5]), True  # must trust, as a key policy
             if svc == "s3":
                 from moto.s3.models import s3_backends
 
@@ -300,6 +316,18 @@ class Authorizer:
         except Exception:  # no such resource (moto's own errors): no policy
             return None, False
         return None, False
+
+    def _trust_policy(self, resource: str) -> Policy | None:
+        """A role's trust policy (``role/<path/>name``): who may assume it."""
+        from moto.iam.models import iam_backends
+
+        name = resource.rsplit("/", 1)[-1]
+        backend = iam_backends[self.account]["aws"]
+        found = next((r for r in backend.roles.values() if r.name == name), None)
+        document = found.assume_role_policy_document if found is not None else None
+        if not document:
+            return None
+        return self._parse(f"trust/{name}", document)
 
     def _kms_key(self, resource: str, region: str) -> Any:
         from moto.kms.models import kms_backends
