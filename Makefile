@@ -1,7 +1,8 @@
 # s3-ingest-pipeline — developer and CI entry points (GNU make; needs only python3 to start).
 #
-#   make bootstrap   .venv (app + dev tools), .venv-sam (aws-sam-cli), .venv-checkov (checkov), pinned in pyproject.toml,
-#                    installed by uv (pinned there too; pip installs only uv)
+#   make bootstrap   .venv (app + dev tools), .venv-sam (aws-sam-cli), .venv-checkov (checkov),
+#                    .venv-lambda (the local cloud's Lambda Python runtime: Python 3.13 + awslambdaric),
+#                    pinned in pyproject.toml, installed by uv (pinned there too; pip installs only uv)
 #   make lint        ruff, ruff format --check, mypy --strict, import-linter, sam validate --lint, cfn-lint + serverless rules, checkov
 #                    (side by side)
 #   make build       sam build (no Docker needed: CodeUri has no requirements.txt; functions/Makefile
@@ -64,6 +65,11 @@ CHECKOV_VENV := .venv-checkov
 CHECKOV := $(CHECKOV_VENV)/bin/checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.bootstrap-stamp
 CHECKOV_REQS := $(CHECKOV_VENV)/requirements.txt
+# The Lambda Python runtime of the local cloud's function environments (awslambdaric, boto3):
+# Python 3.13 (RUNTIME_PYTHON), localcloud/src/localcloud/environments/.
+LAMBDA_VENV := .venv-lambda
+LAMBDA_STAMP := $(LAMBDA_VENV)/.bootstrap-stamp
+LAMBDA_REQS := $(LAMBDA_VENV)/requirements.txt
 # checkov fails on any failed check (its exit status); what does not apply is skipped in the
 # resource's Metadata with a reason (tests/unit/test_template_checkov_skips.py).
 # --skip-download: local checks only, no call to the Prisma Cloud API (guidelines, policies),
@@ -101,9 +107,9 @@ help:  ## list targets
 # resolved and installed side by side (-j3). From a fresh clone on this 2-core machine that is
 # about 30 s of CPU instead of the 150 s pip took (most of it resolving). When every stamp is
 # up to date this is a no-op costing a few milliseconds.
-bootstrap:  ## create/refresh .venv, .venv-sam and .venv-checkov (no-op when up to date)
-	@$(MAKE) --no-print-directory -q $(DEV_STAMP) $(SAM_STAMP) $(CHECKOV_STAMP) 2>/dev/null || \
-	  $(MAKE) --no-print-directory --output-sync=target -j3 $(DEV_STAMP) $(SAM_STAMP) $(CHECKOV_STAMP)
+bootstrap:  ## create/refresh .venv, .venv-sam, .venv-checkov and .venv-lambda (no-op when up to date)
+	@$(MAKE) --no-print-directory -q $(DEV_STAMP) $(SAM_STAMP) $(CHECKOV_STAMP) $(LAMBDA_STAMP) 2>/dev/null || \
+	  $(MAKE) --no-print-directory --output-sync=target -j3 $(DEV_STAMP) $(SAM_STAMP) $(CHECKOV_STAMP) $(LAMBDA_STAMP)
 
 # .venv, and uv in it at the pin of pyproject.toml, installed by $(PYTHON)'s own pip
 # (`pip --python`): the venv gets no pip of its own (ensurepip costs ~4 s, on the path of
@@ -155,6 +161,24 @@ $(CHECKOV_STAMP): pyproject.toml scripts/bootstrap.py $(UV_STAMP)
 	  'import importlib.metadata as m; print(m.version("checkov"))')"  # `checkov --version`: 4 s
 	@touch $@
 
+# The Lambda Python runtime ([project.optional-dependencies].lambda-runtime: awslambdaric and
+# the runtime's boto3), same scheme, with the runtime's Python (RUNTIME_PYTHON, 3.13): the local
+# cloud's function environments run their handlers in it. Without a Python 3.13 it is not made
+# (the environments' tests skip and say so).
+$(LAMBDA_STAMP): pyproject.toml scripts/bootstrap.py $(UV_STAMP)
+	@if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13: $(LAMBDA_VENV) is not made" \
+	  "(the local cloud's function environments need it; their tests skip)"; \
+	  mkdir -p $(LAMBDA_VENV); touch $@; exit 0; fi; \
+	test -x $(LAMBDA_VENV)/bin/python || { echo ">> creating $(LAMBDA_VENV)"; \
+	  $(UV) venv $(UV_QUIET) --python "$$($(RUNTIME_PYTHON) -c 'import sys; print(sys.executable)')" $(LAMBDA_VENV); }; \
+	$(PYTHON) scripts/bootstrap.py lambda-runtime-requirements $(LAMBDA_REQS).new; \
+	if ! cmp -s $(LAMBDA_REQS).new $(LAMBDA_REQS); then \
+	  echo ">> installing $$(tr '\n' ' ' < $(LAMBDA_REQS).new)into $(LAMBDA_VENV)"; \
+	  $(UV) pip install $(UV_QUIET) --compile-bytecode --python $(LAMBDA_VENV)/bin/python -r $(LAMBDA_REQS).new; \
+	  mv -f $(LAMBDA_REQS).new $(LAMBDA_REQS); \
+	else rm -f $(LAMBDA_REQS).new; fi; \
+	touch $@
+
 # Each check is its own target, so that they run side by side (make -j) and a failing one
 # does not hide the others (-k): the 2 cores are shared by processes that are each single-threaded.
 LINT_CHECKS := lint-ruff lint-format lint-asl lint-mypy lint-imports lint-sam lint-cfn lint-checkov
@@ -199,7 +223,7 @@ $(BYTECODE_STAMP): $(DEV_STAMP)
 # pytest exits 5 when it collects nothing; report that loudly instead of failing the run.
 # Every local cloud logs its IAM decisions to IAM_LOG; at the end the suite fails when an
 # Allow statement of template.yaml was needed by no call and is not justified (tests/conftest.py).
-pytest: $(BYTECODE_STAMP) $(SAM_STAMP)  ## the whole pytest suite (pytest-xdist, PYTEST_WORKERS)
+pytest: $(BYTECODE_STAMP) $(SAM_STAMP) $(LAMBDA_STAMP)  ## the whole pytest suite (pytest-xdist, PYTEST_WORKERS)
 	@rm -rf $(IAM_LOG); rc=0; LOCALCLOUD_IAM_LOG=$(IAM_LOG) LOCALCLOUD_IAM_CHECK=1 \
 	  $(BIN)/pytest -n $(PYTEST_WORKERS) --dist $(PYTEST_DIST) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "!! pytest collected no tests"; rc=0; fi; exit $$rc
@@ -258,8 +282,8 @@ cost: bootstrap  ## monthly cost estimate
 clean:  ## remove build output and tool caches (keeps the virtualenvs)
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache build dist
 	find . -path ./$(VENV) -prune -o -path ./$(SAM_VENV) -prune -o -path ./$(CHECKOV_VENV) -prune \
-	  -o -path ./.venv-runtime -prune -o \
+	  -o -path ./.venv-runtime -prune -o -path ./$(LAMBDA_VENV) -prune -o \
 	  \( -name __pycache__ -o -name '*.egg-info' \) -type d -print0 | xargs -0 rm -rf
 
-distclean: clean  ## clean + remove .venv, .venv-sam, .venv-checkov and .venv-runtime
-	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .venv-runtime
+distclean: clean  ## clean + remove .venv, .venv-sam, .venv-checkov, .venv-lambda and .venv-runtime
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) $(LAMBDA_VENV) .venv-runtime

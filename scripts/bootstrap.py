@@ -3,12 +3,14 @@
 
     python3 scripts/bootstrap.py sam-requirements OUT
     python3 scripts/bootstrap.py checkov-requirements OUT
+    python3 scripts/bootstrap.py lambda-runtime-requirements OUT
     python3 scripts/bootstrap.py dev-pin NAME
 
-The first two write the `sam` (aws-sam-cli) or `checkov` optional-dependency group of
-pyproject.toml to OUT as a requirements file, so that the version strings live in
-pyproject.toml only. Each of these tools gets its own virtualenv (.venv-sam, .venv-checkov):
-their pins conflict with the app's dev pins. `dev-pin uv` prints the `dev` group's
+The first three write the `sam` (aws-sam-cli), `checkov` or `lambda-runtime` (awslambdaric and
+the runtime's boto3) optional-dependency group of pyproject.toml to OUT as a requirements file,
+so that the version strings live in pyproject.toml only. Each gets its own virtualenv
+(.venv-sam, .venv-checkov: their pins conflict with the app's dev pins; .venv-lambda: Python
+3.13, the Lambda runtime's). `dev-pin uv` prints the `dev` group's
 requirement for one package (e.g. ``uv==0.13.8``): the installer that pip installs first.
 """
 
@@ -19,7 +21,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-GROUPS = ("sam", "checkov")  # "<group>-requirements" commands
+GROUPS = ("sam", "checkov", "lambda-runtime")  # "<group>-requirements" commands
 
 
 def optional_group(name: str) -> list[str]:

@@ -281,7 +281,8 @@ PATCHES = [
         reason="STS knows a role session by its credentials: AssumeRole's are registered "
         "with the cloud's credentials, and GetCallerIdentity with a session's credentials "
         "answers its assumed-role ARN (moto answers user/moto for credentials it did not make).",
-        test="localcloud/tests/test_iam_credentials.py",
+        test="localcloud/tests/test_iam_credentials.py"
+        "::test_assume_role_answers_credentials_of_the_session",
         build=_build_sts_sessions,
     ),
 ]
