@@ -1,0 +1,67 @@
+"""Lambda execution environments as processes, as Lambda runs a Python function.
+
+Each environment is a process of the Lambda Python runtime (``.venv-lambda``: Python 3.13,
+awslambdaric 4.2.2, the runtime's boto3; ``make bootstrap`` makes it) running the real
+runtime interface client, ``awslambdaric``, against a Runtime API the local cloud serves for
+that environment alone (runtime_api.py). So handler loading and the error documents
+(errorType, errorMessage, stackTrace; Runtime.ImportModuleError, Runtime.HandlerNotFound) are
+Lambda's own. The process gets the function's Environment variables plus those Lambda defines
+(_HANDLER, AWS_LAMBDA_FUNCTION_NAME, AWS_LAMBDA_RUNTIME_API, LAMBDA_TASK_ROOT, TZ ...), the
+credentials and AWS_ENDPOINT_URL it is given, a Python path of its code directory, its layers
+and the runtime (nothing of the local cloud), a TMPDIR of its own (removed with it).
+
+Use::
+
+    from localcloud.environments import EnvironmentPool, Spec, TooManyRequests
+
+    spec = Spec(
+        function_name="Fn",
+        handler="app.handler",
+        code_dir=Path("src"),
+        variables={"TABLE": "t"},
+        credentials={"AWS_ACCESS_KEY_ID": "...", "AWS_SECRET_ACCESS_KEY": "..."},
+        endpoint_url="http://127.0.0.1:4566",
+        timeout=3,
+        memory_mb=128,
+        reserved_concurrency=None,
+    )
+    with EnvironmentPool(spec) as pool:
+        result = pool.invoke(b'{"a": 1}', request_id, deadline_ms)  # deadline: epoch ms or None
+        result.payload, result.function_error, result.error_type, result.logs
+        result.init_duration_ms  # a cold start's Init Duration, else None
+
+A pool reuses a warm environment, starts one when all are busy, and raises
+:class:`TooManyRequests` past ``reserved_concurrency``. An invocation past its deadline kills
+the environment's process group (nothing the handler would do afterwards happens) and returns
+``Sandbox.Timedout`` ("Task timed out after N.00 seconds" in the logs). ``logs`` has Lambda's
+START, END and REPORT lines around the runtime's output (REPORT: Duration, Billed Duration,
+Memory Size, Max Memory Used, Init Duration on a cold start, Status on a timeout or error).
+
+New environments are forked from a fork server (launcher.py, _forkserver.py) that has
+imported what the Python runtime imports before it loads a handler (not boto3, not the
+runtime client's C extension: each environment imports those with its own variables and
+path). Measured on this 2-core machine (shared), `.venv/bin/python
+scripts/bench_lambda_environments.py`: a new environment, to its runtime's first /next,
+forked: 20 ms wall median (11 ms at best), 8-10 ms of CPU in the environment and 1 ms in the
+fork server; spawned as a new Python (``Spec(fork_server=False)``): 61-68 ms wall, 48-51 ms of
+CPU. The fork server starts once per runtime Python (75 ms). A warm invocation's round trip:
+0.6-1.1 ms median.
+
+Not like Lambda: /tmp is TMPDIR (a handler that writes to the literal path "/tmp/x" shares the
+machine's /tmp); MemorySize is reported, not enforced.
+"""
+
+from __future__ import annotations
+
+from localcloud.environments.environment import Environment
+from localcloud.environments.pool import EnvironmentPool
+from localcloud.environments.spec import Result, Spec, TooManyRequests, default_runtime_python
+
+__all__ = [
+    "Environment",
+    "EnvironmentPool",
+    "Result",
+    "Spec",
+    "TooManyRequests",
+    "default_runtime_python",
+]

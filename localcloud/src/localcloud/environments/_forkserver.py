@@ -1,0 +1,124 @@
+"""The fork server of the function environments: run by the Lambda runtime's Python
+(``.venv-lambda/bin/python -I _forkserver.py FD``), never imported by the local cloud.
+
+It imports, once, what the Python runtime imports before it loads a handler (the standard
+library modules of awslambdaric's bootstrap, simplejson, awslambdaric's own modules), then
+forks one child per environment on request. It does not import ``runtime_client`` (the C
+extension reads ``AWS_LAMBDA_RUNTIME_API`` when it is loaded), ``awslambdaric.bootstrap``
+(it reads ``AWS_LAMBDA_LOG_FORMAT``/``AWS_LAMBDA_LOG_LEVEL`` when imported), nor boto3 or
+anything a function could bring in a version of its own: each child imports those itself,
+after it has taken its environment's variables and Python path.
+
+Protocol, on the Unix socket whose descriptor is ``argv[1]``: the client sends one JSON
+object (``env``, ``cwd``, ``path``, ``handler``) with one descriptor attached (SCM_RIGHTS:
+the write end of the environment's log pipe, which becomes the child's stdout and stderr);
+the server answers ``{"pid": N}`` on one line. The child is the leader of a session of its
+own (the client kills its process group). Children are reaped by the kernel (SIGCHLD
+ignored). The server exits when the socket closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+
+PRELOADED = (
+    # awslambdaric's bootstrap and what it imports at start
+    "importlib",
+    "json",
+    "logging",
+    "traceback",
+    "decimal",
+    "math",
+    "enum",
+    "http",
+    "http.client",
+    "concurrent.futures",
+    "simplejson",
+    "awslambdaric",
+    "awslambdaric.lambda_context",
+    "awslambdaric.lambda_runtime_exception",
+    "awslambdaric.lambda_runtime_log_utils",
+    "awslambdaric.lambda_runtime_marshaller",
+    "awslambdaric.lambda_config",
+)
+MAX_REQUEST = 1 << 20
+
+
+def _preload() -> None:
+    import importlib
+
+    for name in PRELOADED:
+        importlib.import_module(name)
+
+
+def _child(request: dict[str, object], log_fd: int, server: socket.socket) -> None:
+    """In the forked child: become the environment, then run the runtime interface client."""
+    code = 1
+    try:
+        os.setsid()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        server.close()
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        env = request["env"]
+        assert isinstance(env, dict)
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in env.items()})
+        os.chdir(str(request["cwd"]))
+        path = request["path"]
+        assert isinstance(path, list)
+        sys.path[:] = [str(p) for p in path]
+        sys.argv[:] = ["awslambdaric", str(request["handler"])]
+        # (not importlib.invalidate_caches(): it imports importlib.metadata, 40 ms of CPU; the
+        # function's directories were never on the server's path, so nothing of them is cached)
+        from awslambdaric.__main__ import main  # type: ignore[import-not-found]
+
+        main(sys.argv)
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # the process is ending either way
+                stream.flush()
+        os._exit(code)
+
+
+def serve(sock: socket.socket) -> None:
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    base_path = list(sys.path)
+    while True:
+        data, fds, _flags, _addr = socket.recv_fds(sock, MAX_REQUEST, 1)
+        if not data:
+            return
+        request = json.loads(data)
+        request["path"] = [*request["path"], *base_path]
+        pid = os.fork()
+        if pid == 0:
+            _child(request, fds[0], sock)
+        for fd in fds:
+            os.close(fd)
+        sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    _preload()
+    sock.sendall(b'{"ready": true}\n')
+    serve(sock)
+
+
+if __name__ == "__main__":
+    main()

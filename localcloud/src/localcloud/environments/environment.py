@@ -1,0 +1,315 @@
+"""One execution environment: a process running the Lambda runtime interface client
+(awslambdaric) against a Runtime API of its own, one invocation at a time.
+
+``Environment(spec)`` starts the process (init); :meth:`Environment.invoke` hands it an event
+and waits, until the function's deadline, for the runtime's response or error; past the
+deadline the process group is killed ("Task timed out after N.00 seconds") and the environment
+is dead. An init error (the handler's module does not import, ...) ends the environment too:
+the invocation gets the runtime's own error document. The log lines are the process's output
+during the invocation, between Lambda's START and END / REPORT lines (a cold start's REPORT
+carries the Init Duration).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import math
+import os
+import select
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from localcloud.environments.launcher import Process, fork_server, spawn
+from localcloud.environments.runtime_api import Invocation, RuntimeApi
+from localcloud.environments.spec import Result, Spec
+
+__all__ = ["INIT_TIMEOUT", "Environment"]
+
+#: Lambda's limit on an on-demand environment's init phase (seconds)
+INIT_TIMEOUT = 10.0
+
+
+def _timestamp() -> str:
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+
+
+class _LogPipe:
+    """The environment's stdout and stderr: read as it comes (so the process never blocks on
+    a full pipe), and drained to the end when an invocation finishes (the runtime writes its
+    lines before it posts its response)."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        flags = fcntl.fcntl(self.read_fd, fcntl.F_GETFL)
+        fcntl.fcntl(self.read_fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        self._lock = threading.Lock()
+        self._buffer = bytearray()
+        self.closed = threading.Event()  # EOF: the process (and its children) ended
+        self._thread = threading.Thread(target=self._run, name="environment-logs", daemon=True)
+
+    def start(self) -> None:
+        os.close(self.write_fd)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.read_fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.closed.set()
+                return
+            self._buffer += chunk
+
+    def _run(self) -> None:
+        while not self.closed.is_set():
+            try:
+                select.select([self.read_fd], [], [])
+            except (OSError, ValueError):
+                self.closed.set()
+                return
+            with self._lock:
+                self._read()
+        with contextlib.suppress(OSError):
+            os.close(self.read_fd)
+
+    def take(self) -> list[str]:
+        """Every line written so far (a last partial line too)."""
+        with self._lock:
+            if not self.closed.is_set():
+                self._read()
+            text = self._buffer.decode("utf-8", "replace")
+            self._buffer.clear()
+        return [line.rstrip("\r") for line in text.splitlines()]
+
+
+def _max_memory_mb(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return math.ceil(int(line.split()[1]) / 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class Environment:
+    """One process of the function, reused by invocations while it lives."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.api = RuntimeApi()
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"lambda-{spec.function_name[:40]}-"))
+        self.dead = False
+        self._cold = True
+        self._logs = _LogPipe()
+        runtime_dir = spec.runtime_dir()
+        env = spec.lambda_variables(api=self.api.address, tmp=self.tmp, runtime_dir=runtime_dir)
+        path = spec.python_path()
+        python = Path(spec.runtime_python)
+        self._started = time.monotonic()
+        try:
+            if spec.fork_server:
+                server = fork_server(python)
+                self.process: Process = server.launch(
+                    spec.handler, env, spec.code_dir, path, self._logs.write_fd
+                )
+            else:
+                self.process = spawn(
+                    python,
+                    handler=spec.handler,
+                    env=env,
+                    cwd=spec.code_dir,
+                    path=path,
+                    log_fd=self._logs.write_fd,
+                )
+        except BaseException:
+            os.close(self._logs.write_fd)
+            os.close(self._logs.read_fd)
+            self.api.stop()
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        self._logs.start()
+        threading.Thread(target=self._watch_exit, name="environment-exit", daemon=True).start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def _watch_exit(self) -> None:
+        self._logs.closed.wait()
+        self.api.changed.set()
+        self.api.initialized.set()
+
+    def wait_ready(self, timeout: float = INIT_TIMEOUT) -> float:
+        """Wait for the init to end (the runtime's first /next); the Init Duration in ms."""
+        self.api.initialized.wait(timeout)
+        end = self.api.init_done_at or time.monotonic()
+        return (end - self._started) * 1000
+
+    def invoke(
+        self,
+        event: bytes,
+        request_id: str | None = None,
+        deadline_ms: int | None = None,
+        *,
+        trace_id: str | None = None,
+        client_context: str | None = None,
+    ) -> Result:
+        spec = self.spec
+        request_id = request_id or str(uuid.uuid4())
+        cold, self._cold = self._cold, False
+        init_ms = self.wait_ready(INIT_TIMEOUT) if cold else None
+        logs = self._logs.take()
+        start = time.monotonic()
+        if deadline_ms is None:
+            deadline_ms = int(time.time() * 1000 + spec.timeout * 1000)
+        trace = trace_id or f"Root=1-{int(time.time()):08x}-{uuid.uuid4().hex[:24]};Sampled=0"
+        invocation = Invocation(
+            request_id, event, deadline_ms, spec.function_arn, trace, client_context
+        )
+        error_type: str | None = None
+        status = ""
+        if self.api.init_error is not None or not self.api.initialized.is_set() or self._exited():
+            payload, error_type, status = self._init_failure(init_ms)
+        else:
+            self.api.submit(invocation)
+            remaining = max(0.0, deadline_ms / 1000 - time.time())
+            while not invocation.done.is_set() and not self._exited():
+                left = deadline_ms / 1000 - time.time()
+                if left <= 0:
+                    break
+                self.api.changed.wait(min(left, remaining))
+                self.api.changed.clear()
+            if invocation.done.is_set():
+                payload = invocation.payload
+                if invocation.error_type is not None:
+                    error_type = _error_type(payload) or invocation.error_type
+            elif self._exited():
+                status = self._exit_message(request_id)
+                payload = json.dumps(
+                    {"errorType": "Runtime.ExitError", "errorMessage": status}
+                ).encode()
+                error_type, status = "Runtime.ExitError", "error\tError Type: Runtime.ExitError"
+            else:
+                memory = _max_memory_mb(self.pid)
+                self.stop()
+                seconds = f"{spec.timeout:.2f}"
+                payload = json.dumps(
+                    {
+                        "errorType": "Sandbox.Timedout",
+                        "errorMessage": f"RequestId: {request_id} Error: "
+                        f"Task timed out after {seconds} seconds",
+                    }
+                ).encode()
+                error_type, status = "Sandbox.Timedout", "timeout"
+                logs += self._logs.take()
+                logs.append(f"{_timestamp()} {request_id} Task timed out after {seconds} seconds")
+                return self._result(
+                    request_id, payload, error_type, logs, init_ms, start, status, memory
+                )
+        logs += self._logs.take()
+        return self._result(request_id, payload, error_type, logs, init_ms, start, status, None)
+
+    def _result(  # noqa: PLR0917 - the parts of one REPORT
+        self,
+        request_id: str,
+        payload: bytes,
+        error_type: str | None,
+        lines: list[str],
+        init_ms: float | None,
+        start: float,
+        status: str,
+        memory: int | None,
+    ) -> Result:
+        spec = self.spec
+        duration = (time.monotonic() - start) * 1000
+        if status == "timeout":
+            duration = max(duration, spec.timeout * 1000)
+        memory = memory or (None if self.dead else _max_memory_mb(self.pid)) or 0
+        billed = math.ceil(duration + (init_ms or 0))  # the INIT phase is billed (since 2025-08)
+        report = (
+            f"REPORT RequestId: {request_id}\tDuration: {duration:.2f} ms\t"
+            f"Billed Duration: {billed} ms\tMemory Size: {spec.memory_mb} MB\t"
+            f"Max Memory Used: {memory} MB"
+        )
+        if init_ms is not None:
+            report += f"\tInit Duration: {init_ms:.2f} ms"
+        if status:
+            report += f"\tStatus: {status}"
+        logs = [
+            f"START RequestId: {request_id} Version: {spec.version}",
+            *lines,
+            f"END RequestId: {request_id}",
+            report,
+        ]
+        return Result(
+            payload=payload,
+            function_error="Unhandled" if error_type else None,
+            error_type=error_type,
+            logs=logs,
+            init_duration_ms=init_ms,
+            duration_ms=duration,
+            pid=self.pid,
+        )
+
+    def _exited(self) -> bool:
+        return self._logs.closed.is_set()
+
+    def _init_failure(self, init_ms: float | None) -> tuple[bytes, str, str]:
+        """The invocation of an environment whose init failed: the runtime's error document
+        (Runtime.ImportModuleError, ...); the environment is ended."""
+        if self.api.init_error is not None:
+            payload, header_type = self.api.init_error
+            error_type = _error_type(payload) or header_type
+        elif not self._exited():
+            message = f"Init timed out after {INIT_TIMEOUT:.2f} seconds"
+            payload = json.dumps(
+                {"errorType": "Sandbox.Timedout", "errorMessage": message}
+            ).encode()
+            error_type = "Sandbox.Timedout"
+        else:
+            message = self._exit_message(None)
+            payload = json.dumps(
+                {"errorType": "Runtime.ExitError", "errorMessage": message}
+            ).encode()
+            error_type = "Runtime.ExitError"
+        self.stop()
+        return payload, error_type, f"error\tError Type: {error_type}"
+
+    def _exit_message(self, request_id: str | None) -> str:
+        status = self.process.exit_status()
+        prefix = f"RequestId: {request_id} " if request_id else ""
+        if status is None:
+            return f"{prefix}Error: Runtime exited without providing a reason"
+        if status < 0:
+            return f"{prefix}Error: Runtime exited with error: signal {-status}"
+        return f"{prefix}Error: Runtime exited with error: exit status {status}"
+
+    def stop(self) -> None:
+        """End the environment: kill its process group, close its Runtime API, remove its /tmp."""
+        if self.dead:
+            return
+        self.dead = True
+        self.process.kill()
+        self.api.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _error_type(payload: bytes) -> str | None:
+    try:
+        document = json.loads(payload)
+    except ValueError:
+        return None
+    value = document.get("errorType") if isinstance(document, dict) else None
+    return str(value) if value else None

@@ -1,0 +1,142 @@
+"""How an environment's process starts: forked from a fork server (:class:`ForkServer`, one per
+runtime Python, started on first use: a few milliseconds per environment) or spawned as a new
+Python (:func:`spawn`, the runtime's own start: tens of milliseconds of CPU). Both run
+``awslambdaric`` on the handler with the environment's variables, working directory and
+Python path, stdout and stderr on the log pipe, in a session of its own (its process group is
+killed as one)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+__all__ = ["ForkServer", "Process", "fork_server", "spawn"]
+
+_SERVER_SCRIPT = Path(__file__).with_name("_forkserver.py")
+
+
+class Process:
+    """An environment's process: its pid, and how to end it (its whole process group)."""
+
+    def __init__(self, pid: int, popen: subprocess.Popen[bytes] | None = None) -> None:
+        self.pid = pid
+        self._popen = popen
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        if self._popen is not None:
+            self._popen.wait()
+            return
+        # a forked environment is reaped by the fork server: wait until it is gone
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return
+            except PermissionError:
+                return  # the pid is someone else's already
+            time.sleep(0.001)
+
+    def exit_status(self) -> int | None:
+        """The exit status when known (a spawned process; a forked one is reaped by the
+        fork server)."""
+        if self._popen is None:
+            return None
+        try:
+            return self._popen.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+def _runtime_env(python: Path) -> dict[str, str]:
+    # The fork server starts with nothing of the local cloud's environment (-I: no PYTHON*
+    # variables, no user site, not its own directory on sys.path).
+    return {"PATH": f"{python.parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+class ForkServer:
+    """The fork server of one runtime Python (``_forkserver.py``)."""
+
+    def __init__(self, python: Path) -> None:
+        self.python = python
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._sock = ours
+        self._lock = threading.Lock()
+        with theirs:
+            self._proc = subprocess.Popen(  # noqa: S603 - the runtime's Python, our script
+                [str(python), "-I", str(_SERVER_SCRIPT), str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                env=_runtime_env(python),
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        ready = self._sock.recv(4096)
+        if not ready:
+            raise RuntimeError(f"the fork server of {python} did not start")
+
+    def launch(
+        self, handler: str, env: Mapping[str, str], cwd: Path, path: Sequence[str], log_fd: int
+    ) -> Process:
+        request = {"handler": handler, "env": dict(env), "cwd": str(cwd), "path": list(path)}
+        with self._lock:
+            socket.send_fds(self._sock, [json.dumps(request).encode()], [log_fd])
+            answer = self._sock.recv(4096)
+        if not answer:
+            raise RuntimeError("the fork server ended")
+        return Process(int(json.loads(answer)["pid"]))
+
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def close(self) -> None:
+        self._sock.close()
+        self._proc.wait(timeout=5)
+
+
+_servers: dict[Path, ForkServer] = {}
+_servers_lock = threading.Lock()
+
+
+def fork_server(python: Path) -> ForkServer:
+    """The fork server of this runtime Python (started once, restarted if it ended)."""
+    with _servers_lock:
+        server = _servers.get(python)
+        if server is None or not server.alive():
+            server = _servers[python] = ForkServer(python)
+        return server
+
+
+def spawn(
+    python: Path,
+    *,
+    handler: str,
+    env: Mapping[str, str],
+    cwd: Path,
+    path: Sequence[str],
+    log_fd: int,
+) -> Process:
+    """A new Python process running awslambdaric, the way Lambda's runtime starts: the task
+    root first on sys.path (``-m`` puts the working directory there), then PYTHONPATH (the
+    layers, then the runtime's directory)."""
+    variables = dict(env)
+    variables["PYTHONPATH"] = os.pathsep.join([*path[1:], variables.get("PYTHONPATH", "")])
+    popen = subprocess.Popen(  # noqa: S603 - the runtime's Python, awslambdaric
+        [str(python), "-m", "awslambdaric", handler],
+        env=variables,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=log_fd,
+        stderr=log_fd,
+        start_new_session=True,
+    )
+    return Process(popen.pid, popen)

@@ -1,0 +1,83 @@
+"""The environments of one function: reused while warm, a new one when every one is busy, up to
+the function's reserved concurrency (then TooManyRequestsException, as Lambda throttles)."""
+
+from __future__ import annotations
+
+import threading
+
+from localcloud.environments.environment import Environment
+from localcloud.environments.spec import Result, Spec, TooManyRequests
+
+__all__ = ["EnvironmentPool"]
+
+
+class EnvironmentPool:
+    """``EnvironmentPool(spec).invoke(event, request_id, deadline_ms) -> Result``."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self._lock = threading.Lock()
+        self._idle: list[Environment] = []  # warm, the most recently used last
+        self._busy = 0
+        self._closed = False
+
+    @property
+    def size(self) -> int:
+        """Environments alive (idle or running an invocation)."""
+        with self._lock:
+            return len(self._idle) + self._busy
+
+    def _take(self) -> Environment | None:
+        """A warm environment (None: start a new one). Raises TooManyRequests at the limit."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"the environments of {self.spec.function_name} are closed")
+            while self._idle:
+                environment = self._idle.pop()
+                if not environment.dead:
+                    self._busy += 1
+                    return environment
+            limit = self.spec.reserved_concurrency
+            if limit is not None and self._busy >= limit:
+                raise TooManyRequests()
+            self._busy += 1
+            return None
+
+    def invoke(
+        self,
+        event: bytes,
+        request_id: str | None = None,
+        deadline_ms: int | None = None,
+        *,
+        trace_id: str | None = None,
+        client_context: str | None = None,
+    ) -> Result:
+        environment = self._take()
+        try:
+            if environment is None:
+                environment = Environment(self.spec)
+            return environment.invoke(
+                event, request_id, deadline_ms, trace_id=trace_id, client_context=client_context
+            )
+        finally:
+            with self._lock:
+                self._busy -= 1
+                if environment is not None and not environment.dead:
+                    if self._closed:
+                        environment.stop()
+                    else:
+                        self._idle.append(environment)
+
+    def close(self) -> None:
+        """Stop every idle environment; the busy ones stop when their invocation ends."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for environment in idle:
+            environment.stop()
+
+    def __enter__(self) -> EnvironmentPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,236 @@
+"""The Lambda Runtime API (2018-06-01) of one execution environment, served on 127.0.0.1 at a
+port of its own: the runtime interface client reaches it at ``AWS_LAMBDA_RUNTIME_API``
+(host:port) under fixed paths.
+
+* ``GET /2018-06-01/runtime/invocation/next``: waits for an invocation; 200 with the event as
+  body and the headers Lambda-Runtime-Aws-Request-Id, Lambda-Runtime-Deadline-Ms,
+  Lambda-Runtime-Invoked-Function-Arn, Lambda-Runtime-Trace-Id (and Client-Context /
+  Cognito-Identity when given). The first call ends the environment's init.
+* ``POST /2018-06-01/runtime/invocation/{id}/response``: 202 ``{"status": "OK"}``; 400
+  (``InvalidRequestID``) for an id that is not the current invocation's; 413
+  (``RequestEntityTooLarge``) past 6 MB, which the invoker gets as
+  ``Function.ResponseSizeTooLarge``.
+* ``POST /2018-06-01/runtime/invocation/{id}/error``: 202; the body is the error document and
+  ``Lambda-Runtime-Function-Error-Type`` its type.
+* ``POST /2018-06-01/runtime/init/error``: 202; the environment failed to start.
+
+Anything else is 404. One invocation at a time, as a Lambda environment runs them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+__all__ = ["MAX_RESPONSE", "Invocation", "RuntimeApi"]
+
+PREFIX = "/2018-06-01/runtime/"
+#: a synchronous invocation's response limit (6 MB), as the Runtime API enforces it
+MAX_RESPONSE = 6 * 1024 * 1024 + 100  # "6291556 bytes", Lambda's own figure
+
+
+@dataclass
+class Invocation:
+    request_id: str
+    event: bytes
+    deadline_ms: int
+    function_arn: str
+    trace_id: str
+    client_context: str | None = None
+    cognito_identity: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    payload: bytes = b""
+    error_type: str | None = None  # set when the runtime posted an error
+    started: float = 0.0  # monotonic, when the runtime took it
+
+
+class RuntimeApi:
+    """The server and the mailbox between the environment and its runtime."""
+
+    def __init__(self) -> None:
+        self._pending: queue.Queue[Invocation | None] = queue.Queue()
+        self.current: Invocation | None = None
+        self.initialized = threading.Event()  # the first /next (or an init error)
+        self.init_done_at: float | None = None
+        self.init_error: tuple[bytes, str] | None = None
+        self.changed = threading.Event()  # set on each result, init error, or stop
+        self._server = HTTPServer(("127.0.0.1", 0), _Handler, bind_and_activate=True)
+        self._server.api = self  # type: ignore[attr-defined]
+        self._stopped = False
+        self._thread = threading.Thread(target=self._accept, name="runtime-api", daemon=True)
+        self._thread.start()
+
+    @property
+    def address(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"{host!s}:{port}"
+
+    def _accept(self) -> None:
+        sock = self._server.socket
+        while not self._stopped:
+            try:
+                conn, addr = sock.accept()
+            except OSError:
+                return
+            threading.Thread(
+                target=self._serve, args=(conn, addr), name="runtime-api-conn", daemon=True
+            ).start()
+
+    def _serve(self, conn: socket.socket, addr: Any) -> None:
+        # http.server writes the headers and the body apart: without TCP_NODELAY, Nagle and
+        # the client's delayed ACK hold each answer back 40 ms.
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            self._server.finish_request(conn, addr)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._server.shutdown_request(conn)
+
+    def submit(self, invocation: Invocation) -> None:
+        self._pending.put(invocation)
+
+    def stop(self) -> None:
+        """Close the server (a runtime's pending /next gets 500 and the environment ends)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self._pending.put(None)
+        self.changed.set()
+        self.initialized.set()
+        with contextlib.suppress(OSError):
+            self._server.socket.shutdown(socket.SHUT_RDWR)
+        self._server.server_close()
+
+    # -- the runtime's calls --------------------------------------------------------------
+
+    def next(self) -> Invocation | None:
+        if not self.initialized.is_set():
+            self.init_done_at = time.monotonic()
+            self.initialized.set()
+        invocation = self._pending.get()
+        if invocation is not None:
+            invocation.started = time.monotonic()
+        self.current = invocation
+        return invocation
+
+    def finish(self, request_id: str, payload: bytes, error_type: str | None) -> bool:
+        invocation = self.current
+        if invocation is None or invocation.request_id != request_id or invocation.done.is_set():
+            return False
+        invocation.payload, invocation.error_type = payload, error_type
+        invocation.done.set()
+        self.changed.set()
+        return True
+
+    def fail_init(self, payload: bytes, error_type: str) -> None:
+        self.init_error = (payload, error_type)
+        self.initialized.set()
+        self.changed.set()
+
+
+def _error(message: str, error_type: str) -> bytes:
+    return json.dumps({"errorMessage": message, "errorType": error_type}).encode()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "LocalCloudRuntimeAPI"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the environment's logs are its runtime's output only."""
+
+    @property
+    def api(self) -> RuntimeApi:
+        return self.server.api  # type: ignore[attr-defined,no-any-return]
+
+    def _reply(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            return self.rfile.read(length)
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        return b""
+
+    def do_GET(self) -> None:
+        if self.path != PREFIX + "invocation/next":
+            self._reply(404, _error("Not found", "NotFound"))
+            return
+        invocation = self.api.next()
+        if invocation is None:
+            self._reply(500, _error("The environment is shutting down", "ContainerError"))
+            self.close_connection = True
+            return
+        headers = {
+            "Lambda-Runtime-Aws-Request-Id": invocation.request_id,
+            "Lambda-Runtime-Deadline-Ms": str(invocation.deadline_ms),
+            "Lambda-Runtime-Invoked-Function-Arn": invocation.function_arn,
+            "Lambda-Runtime-Trace-Id": invocation.trace_id,
+        }
+        if invocation.client_context:
+            headers["Lambda-Runtime-Client-Context"] = invocation.client_context
+        if invocation.cognito_identity:
+            headers["Lambda-Runtime-Cognito-Identity"] = invocation.cognito_identity
+        self._reply(200, invocation.event, headers)
+
+    def do_POST(self) -> None:
+        body = self._body()
+        path = self.path.removeprefix(PREFIX)
+        if path == "init/error":
+            error_type = self.headers.get("Lambda-Runtime-Function-Error-Type") or "Unknown"
+            self.api.fail_init(body, error_type)
+            self._reply(202, b'{"status":"OK"}')
+            return
+        parts = path.split("/")
+        if len(parts) != 3 or parts[0] != "invocation" or parts[2] not in {"response", "error"}:
+            self._reply(404, _error("Not found", "NotFound"))
+            return
+        request_id, kind = parts[1], parts[2]
+        failure: str | None = None
+        if kind == "error":
+            failure = self.headers.get("Lambda-Runtime-Function-Error-Type") or "Unhandled"
+        elif len(body) > MAX_RESPONSE:
+            message = (
+                "Response payload size exceeded maximum allowed payload size "
+                f"({MAX_RESPONSE} bytes)."
+            )
+            self.api.finish(
+                request_id,
+                _error(message, "Function.ResponseSizeTooLarge"),
+                "Function.ResponseSizeTooLarge",
+            )
+            self._reply(
+                413,
+                _error(
+                    f"Exceeded maximum allowed payload size ({MAX_RESPONSE} bytes).",
+                    "RequestEntityTooLarge",
+                ),
+            )
+            return
+        if not self.api.finish(request_id, body, failure):
+            self._reply(400, _error("Invalid request ID", "InvalidRequestID"))
+            return
+        self._reply(202, b'{"status":"OK"}')

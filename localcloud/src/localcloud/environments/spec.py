@@ -1,0 +1,135 @@
+"""What an environment is made of (:class:`Spec`), what an invocation returns (:class:`Result`),
+and the throttle (:class:`TooManyRequests`)."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["RUNTIME", "Result", "Spec", "TooManyRequests", "default_runtime_python"]
+
+#: the Lambda runtime the environments are: its Python and awslambdaric (pyproject.toml's
+#: ``lambda-runtime`` group, installed into .venv-lambda by ``make bootstrap``)
+RUNTIME = "python3.13"
+
+
+def default_runtime_python() -> Path:
+    """``.venv-lambda/bin/python`` of the checkout this package runs from (``make
+    bootstrap`` makes it), or of the current directory."""
+    here = Path(__file__).resolve()
+    for root in (*here.parents, Path.cwd()):
+        candidate = root / ".venv-lambda" / "bin" / "python"
+        if candidate.exists():
+            return candidate
+    return Path.cwd() / ".venv-lambda" / "bin" / "python"
+
+
+def _log_stream() -> str:
+    # Lambda's stream name: 2024/01/31/[$LATEST]<32 hex digits>
+    return time.strftime("%Y/%m/%d/", time.gmtime()) + "[$LATEST]" + secrets.token_hex(16)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One function version's environments: what Lambda gives each of them."""
+
+    function_name: str
+    handler: str  # "module.function", as the function's Handler
+    code_dir: Path  # LAMBDA_TASK_ROOT: the function's code, first on the Python path
+    layers: Sequence[Path] = ()  # each layer's content (its python/ is on the path), in order
+    variables: Mapping[str, str] = field(default_factory=dict)  # the function's Environment
+    credentials: Mapping[str, str] = field(default_factory=dict)  # AWS_ACCESS_KEY_ID, ...
+    endpoint_url: str | None = None  # AWS_ENDPOINT_URL: the local cloud
+    region: str = "us-east-1"
+    account: str = "123456789012"
+    version: str = "$LATEST"
+    timeout: float = 3.0  # seconds (Timeout)
+    memory_mb: int = 128  # MemorySize
+    reserved_concurrency: int | None = None  # ReservedConcurrentExecutions (None: unreserved)
+    runtime_python: Path = field(default_factory=default_runtime_python)
+    fork_server: bool = True  # False: each environment is a new Python process (spawn)
+
+    @property
+    def function_arn(self) -> str:
+        return f"arn:aws:lambda:{self.region}:{self.account}:function:{self.function_name}"
+
+    @property
+    def log_group(self) -> str:
+        return f"/aws/lambda/{self.function_name}"
+
+    def python_path(self) -> list[str]:
+        """The function's part of sys.path, as Lambda orders it: the task root, then the layers
+        (/opt/python/lib/pythonX.Y/site-packages, /opt/python; a later layer's files win, as
+        they overwrite an earlier one's in /opt)."""
+        site = f"python/lib/python{RUNTIME.removeprefix('python')}/site-packages"
+        path = [str(self.code_dir)]
+        for layer in reversed(self.layers):
+            path += [str(layer / site), str(layer / "python")]
+        return path
+
+    def lambda_variables(self, *, api: str, tmp: Path, runtime_dir: Path) -> dict[str, str]:
+        """Every variable an environment starts with: the reserved ones Lambda defines
+        ("Defined runtime environment variables"), the credentials, the endpoint, and the
+        function's own (which cannot override the reserved ones)."""
+        reserved = {
+            "_HANDLER": self.handler,
+            "AWS_REGION": self.region,
+            "AWS_DEFAULT_REGION": self.region,
+            "AWS_EXECUTION_ENV": f"AWS_Lambda_{RUNTIME}",
+            "AWS_LAMBDA_FUNCTION_NAME": self.function_name,
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(self.memory_mb),
+            "AWS_LAMBDA_FUNCTION_VERSION": self.version,
+            "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
+            "AWS_LAMBDA_LOG_GROUP_NAME": self.log_group,
+            "AWS_LAMBDA_LOG_STREAM_NAME": _log_stream(),
+            "AWS_LAMBDA_RUNTIME_API": api,
+            "LAMBDA_TASK_ROOT": str(self.code_dir),
+            "LAMBDA_RUNTIME_DIR": str(runtime_dir),
+            "TZ": ":UTC",
+        }
+        unreserved = {
+            "LANG": "en_US.UTF-8",
+            "PATH": f"{Path(self.runtime_python).parent}:/usr/local/bin:/usr/bin:/bin",
+            "PYTHONPATH": str(runtime_dir),
+            "TMPDIR": str(tmp),  # /tmp of this environment (tempfile, mkstemp ...)
+        }
+        if self.endpoint_url:
+            unreserved["AWS_ENDPOINT_URL"] = self.endpoint_url
+        return {**unreserved, **dict(self.variables), **dict(self.credentials), **reserved}
+
+    def runtime_dir(self) -> Path:
+        """LAMBDA_RUNTIME_DIR: the runtime's site-packages (awslambdaric, boto3)."""
+        python = Path(self.runtime_python)
+        lib = python.parent.parent / "lib" / RUNTIME / "site-packages"
+        return lib if lib.is_dir() else Path(sys.prefix)
+
+
+@dataclass
+class Result:
+    """One invocation: the payload the function returned (or Lambda's error document),
+    ``function_error`` ("Unhandled", Invoke's X-Amz-Function-Error) or None, ``error_type``
+    (errorType, e.g. Runtime.ImportModuleError, Sandbox.Timedout) or None, the log lines
+    (the runtime's output between START and REPORT), and the environment's Init Duration (ms)
+    when this invocation started it (a cold start), else None."""
+
+    payload: bytes
+    function_error: str | None
+    error_type: str | None
+    logs: list[str]
+    init_duration_ms: float | None
+    duration_ms: float
+    pid: int  # the environment's process (which one ran it)
+
+
+class TooManyRequests(Exception):
+    """Lambda's TooManyRequestsException (429): the function's reserved concurrency is in use."""
+
+    reason = "ReservedFunctionConcurrentInvocationLimitExceeded"
+
+    def __init__(self, message: str = "Rate Exceeded.") -> None:
+        super().__init__(message)
+        self.message = message

@@ -1,0 +1,235 @@
+"""Function environments as processes (localcloud.environments): the real runtime interface
+client (awslambdaric) in the Lambda Python runtime's virtualenv (.venv-lambda), against the
+local cloud's Runtime API."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from localcloud.environments import EnvironmentPool, Spec, TooManyRequests, default_runtime_python
+
+PYTHON = default_runtime_python()
+if not PYTHON.exists():
+    pytest.skip(
+        f"{PYTHON} is missing: `make bootstrap` makes it (it needs a Python 3.13)",
+        allow_module_level=True,
+    )
+
+HANDLERS = """
+import json, os, sys, time
+
+def echo(event, context):
+    return {"event": event, "request_id": context.aws_request_id, "pid": os.getpid()}
+
+def variables(event, context):
+    names = ["GREETING", "AWS_LAMBDA_FUNCTION_NAME", "AWS_LAMBDA_FUNCTION_VERSION",
+             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "AWS_LAMBDA_LOG_GROUP_NAME", "_HANDLER",
+             "AWS_REGION", "AWS_DEFAULT_REGION", "LAMBDA_TASK_ROOT", "AWS_ENDPOINT_URL",
+             "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "TZ",
+             "AWS_EXECUTION_ENV"]
+    importable = {}
+    for module in ("boto3", "localcloud", "moto"):
+        try:
+            __import__(module)
+            importable[module] = True
+        except ImportError:
+            importable[module] = False
+    return {"env": {n: os.environ.get(n) for n in names}, "importable": importable,
+            "stream": os.environ["AWS_LAMBDA_LOG_STREAM_NAME"], "path0": sys.path[0],
+            "memory": context.memory_limit_in_mb, "arn": context.invoked_function_arn}
+
+def fail(event, context):
+    raise ValueError("cannot take " + json.dumps(event))
+
+def slow(event, context):
+    time.sleep(event["sleep"])
+    with open(event["path"], "w") as fh:
+        fh.write("written after the sleep")
+    return "done"
+
+def busy(event, context):
+    time.sleep(event.get("sleep", 0.3))
+    return os.getpid()
+"""
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    (tmp_path / "app.py").write_text(textwrap.dedent(HANDLERS))
+    return tmp_path
+
+
+def spec(code: Path, handler: str, **kwargs: object) -> Spec:
+    return Spec(function_name=kwargs.pop("name", "Fn"), handler=handler, code_dir=code, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_result_and_lambda_log_lines(code: Path) -> None:
+    with EnvironmentPool(spec(code, "app.echo")) as pool:
+        result = pool.invoke(b'{"a": 1}', "req-1")
+        warm = pool.invoke(b'{"a": 2}', "req-2")
+    body = json.loads(result.payload)
+    assert body["event"] == {"a": 1} and body["request_id"] == "req-1"
+    assert result.function_error is None and result.error_type is None
+    assert result.init_duration_ms is not None and result.init_duration_ms > 0
+    assert result.logs[0] == "START RequestId: req-1 Version: $LATEST"
+    assert result.logs[-2] == "END RequestId: req-1"
+    assert result.logs[-1].startswith("REPORT RequestId: req-1\tDuration: ")
+    assert "\tInit Duration: " in result.logs[-1]
+    # the same environment, warm: no Init Duration
+    assert warm.pid == result.pid == body["pid"] and warm.init_duration_ms is None
+    assert "Init Duration" not in warm.logs[-1]
+
+
+def test_each_function_sees_its_own_variables(code: Path) -> None:
+    credentials = {
+        "AWS_ACCESS_KEY_ID": "AKIAFN",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "AWS_SESSION_TOKEN": "token",
+    }
+    one = spec(
+        code,
+        "app.variables",
+        name="One",
+        variables={"GREETING": "hello"},
+        credentials=credentials,
+        endpoint_url="http://127.0.0.1:4566",
+        memory_mb=256,
+    )
+    two = spec(code, "app.variables", name="Two", variables={"GREETING": "bonjour"})
+    with EnvironmentPool(one) as first, EnvironmentPool(two) as second:
+        a = json.loads(first.invoke(b"{}").payload)
+        b = json.loads(second.invoke(b"{}").payload)
+    assert a["env"]["GREETING"] == "hello" and b["env"]["GREETING"] == "bonjour"
+    assert a["env"] | {"GREETING": None} == {
+        "GREETING": None,
+        "AWS_LAMBDA_FUNCTION_NAME": "One",
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "256",
+        "AWS_LAMBDA_LOG_GROUP_NAME": "/aws/lambda/One",
+        "_HANDLER": "app.variables",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "LAMBDA_TASK_ROOT": str(code),
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:4566",
+        **credentials,
+        "TZ": ":UTC",
+        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.13",
+    }
+    assert b["env"]["AWS_LAMBDA_FUNCTION_NAME"] == "Two" and b["env"]["AWS_ACCESS_KEY_ID"] is None
+    # the runtime's boto3, nothing of the local cloud
+    assert a["importable"] == {"boto3": True, "localcloud": False, "moto": False}
+    assert a["path0"] == str(code) and a["memory"] == "256"
+    assert a["arn"] == "arn:aws:lambda:us-east-1:123456789012:function:One"
+    assert "/[$LATEST]" in a["stream"]
+
+
+def test_a_missing_module_is_lambdas_import_module_error(code: Path) -> None:
+    with EnvironmentPool(spec(code, "missing.handler")) as pool:
+        result = pool.invoke(b"{}")
+        again = pool.invoke(b"{}")
+    assert result.function_error == "Unhandled"
+    assert json.loads(result.payload) == {
+        "errorMessage": "Unable to import module 'missing': No module named 'missing'",
+        "errorType": "Runtime.ImportModuleError",
+        "requestId": "",
+        "stackTrace": [],
+    }
+    assert any(
+        "[ERROR] Runtime.ImportModuleError: Unable to import" in line for line in result.logs
+    )
+    assert "Status: error\tError Type: Runtime.ImportModuleError" in result.logs[-1]
+    # every invocation fails the same way, each in a new environment
+    assert again.error_type == "Runtime.ImportModuleError" and again.pid != result.pid
+
+
+def test_a_missing_handler_is_handler_not_found(code: Path) -> None:
+    with EnvironmentPool(spec(code, "app.nothing")) as pool:
+        result = pool.invoke(b"{}")
+    assert json.loads(result.payload)["errorType"] == "Runtime.HandlerNotFound"
+    assert json.loads(result.payload)["errorMessage"] == "Handler 'nothing' missing on module 'app'"
+
+
+def test_a_handler_exception_is_reported_as_lambda_does(code: Path) -> None:
+    with EnvironmentPool(spec(code, "app.fail")) as pool:
+        result = pool.invoke(b'{"n": 1}', "req-err")
+    error = json.loads(result.payload)
+    assert result.function_error == "Unhandled" and result.error_type == "ValueError"
+    assert error["errorType"] == "ValueError"
+    assert error["errorMessage"] == 'cannot take {"n": 1}'
+    assert error["requestId"] == "req-err"
+    # the handler's frames only: neither the runtime's nor the local cloud's
+    assert len(error["stackTrace"]) == 1
+    assert error["stackTrace"][0].startswith(f'  File "{code / "app.py"}", line ')
+    assert "in fail" in error["stackTrace"][0]
+    assert any(line.startswith("[ERROR] ValueError: cannot take") for line in result.logs)
+
+
+def test_a_timeout_kills_the_environment(code: Path) -> None:
+    marker = code / "after-sleep.txt"
+    event = json.dumps({"sleep": 0.8, "path": str(marker)}).encode()
+    with EnvironmentPool(spec(code, "app.slow", timeout=0.2)) as pool:
+        result = pool.invoke(event, "req-slow")
+        assert pool.size == 0
+    assert result.error_type == "Sandbox.Timedout" and result.function_error == "Unhandled"
+    assert json.loads(result.payload)["errorMessage"] == (
+        "RequestId: req-slow Error: Task timed out after 0.20 seconds"
+    )
+    assert result.logs[-3].endswith(" req-slow Task timed out after 0.20 seconds")
+    assert result.logs[-1].endswith("\tStatus: timeout")
+    with pytest.raises(ProcessLookupError):
+        os.kill(result.pid, 0)
+    time.sleep(0.9)  # past the moment the handler would have written the file
+    assert not marker.exists()
+
+
+def test_concurrent_invocations_get_environments_of_their_own(code: Path) -> None:
+    results: list[int] = []
+
+    def invoke(pool: EnvironmentPool) -> None:
+        results.append(json.loads(pool.invoke(b'{"sleep": 0.3}').payload))
+
+    with EnvironmentPool(spec(code, "app.busy")) as pool:
+        threads = [threading.Thread(target=invoke, args=(pool,)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(set(results)) == 2 and pool.size == 2
+        warm = pool.invoke(b'{"sleep": 0}')
+    assert warm.init_duration_ms is None and json.loads(warm.payload) in results
+
+
+def test_reserved_concurrency_throttles(code: Path) -> None:
+    with EnvironmentPool(spec(code, "app.busy", reserved_concurrency=1)) as pool:
+        first = threading.Thread(target=pool.invoke, args=(b'{"sleep": 0.5}',))
+        first.start()
+        deadline = time.monotonic() + 5
+        while pool.size == 0 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        with pytest.raises(TooManyRequests) as throttled:
+            pool.invoke(b'{"sleep": 0}')
+        first.join()
+        assert json.loads(pool.invoke(b'{"sleep": 0}').payload)  # free again
+    assert throttled.value.message == "Rate Exceeded."
+    assert throttled.value.reason == "ReservedFunctionConcurrentInvocationLimitExceeded"
+
+
+def test_reserved_concurrency_zero_throttles_every_invocation(code: Path) -> None:
+    with (
+        EnvironmentPool(spec(code, "app.echo", reserved_concurrency=0)) as pool,
+        pytest.raises(TooManyRequests),
+    ):
+        pool.invoke(b"{}")
+
+
+def test_a_spawned_environment_runs_the_same(code: Path) -> None:
+    with EnvironmentPool(spec(code, "app.fail", fork_server=False)) as pool:
+        result = pool.invoke(b'{"n": 2}')
+    assert json.loads(result.payload)["errorMessage"] == 'cannot take {"n": 2}'
