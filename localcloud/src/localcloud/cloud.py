@@ -48,6 +48,7 @@ from localcloud.features.clock import Clock
 from localcloud.features.delivery import DeliveryLog
 from localcloud.features.event_source_mappings import EventSourceMappings
 from localcloud.features.faults import Faults
+from localcloud.features.lambda_processes import Processes
 from localcloud.features.scheduler import Schedules
 from localcloud.iam.enforcement import iam_enabled
 from localcloud.patching import PatchSet
@@ -169,6 +170,9 @@ class LocalCloud:
 
     ``environment`` overrides the functions' environment variables as ``sam local invoke
     --env-vars`` does (``{"Parameters": {...}, "<LogicalId>": {...}}``).
+
+    ``environments="process"`` (``LOCALCLOUD_ENVIRONMENTS=process``) runs each function in
+    environment processes of its own (features/lambda_processes.py) instead of in-process.
     """
 
     def __init__(
@@ -186,6 +190,7 @@ class LocalCloud:
         iam: bool | None = None,
         console: ConsoleExtensions | None = None,
         environment: dict[str, Any] | None = None,
+        environments: str | None = None,
     ) -> None:
         self.template = Path(template)
         self.region = region
@@ -199,6 +204,8 @@ class LocalCloud:
             time_scale=time_scale, mock_config=mock_config, account=self.account_id
         )
         self.runtime.authorizer.enabled = self.iam
+        if (environments or os.environ.get("LOCALCLOUD_ENVIRONMENTS", "thread")) == "process":
+            self.runtime.processes = Processes(self.runtime)  # features/lambda_processes.py
         features = {"event_delivery"} if event_delivery else set()
         self.patches: PatchSet = registry.patch_set(
             speedups=speedups,
@@ -246,6 +253,8 @@ class LocalCloud:
             environment=self.environment,
         )
         self.runtime.stacks = StackOperations()
+        if self.runtime.processes is not None:  # the functions' environments call it over HTTP
+            self.runtime.processes.endpoint = self.serve(port=0).url
         self.runtime.stack_listeners.append(self._stack_updated)
         self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
         self.schedules = Schedules(self.account_id, self.region, self.clock, self.runtime)
@@ -302,6 +311,8 @@ class LocalCloud:
         )
 
     def stop(self) -> None:
+        if self.runtime.processes is not None:
+            self.runtime.processes.close()  # every environment process stopped
         for server in self._servers:
             server.shutdown()
         self._servers.clear()

@@ -56,6 +56,8 @@ class Runtime:
         self.authorizer = Authorizer(account)
         #: function name (physical) -> handler(event, context), run in-process on Invoke
         self.handlers: dict[str, Handler] = {}
+        #: with environments as processes (features/lambda_processes.py), their pools
+        self.processes: Any = None
         #: (function name, CodeSha256) -> the handler of that code: a published version runs
         #: the code it was published with (stack/updates.py)
         self.code_handlers: dict[tuple[str, str], Handler] = {}

@@ -44,6 +44,7 @@ from moto.core.base_backend import BackendDict
 from moto.core.exceptions import JsonRESTError
 from moto.stepfunctions.parser.asl.component.state.exec import execute_state
 
+from localcloud.environments import TooManyRequests
 from localcloud.features.faults import LambdaServiceError, LambdaTimeout
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
@@ -196,6 +197,19 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         """The handler of ``tenant``'s own environment (features/lambda_tenancy.py)."""
         return handler
 
+    def _in_process_of_its_own(
+        self, handler: Any, fn: Any, body: Any, headers: Any, response_headers: Any
+    ) -> bytes:
+        """The invocation in the function's own environment processes
+        (features/lambda_processes.py)."""
+        request_id = headers.get(REQUEST_ID_HEADER) if hasattr(headers, "get") else None
+        try:
+            return self.runtime.processes.invoke(  # type: ignore[no-any-return]
+                handler, fn, body, request_id, response_headers
+            )
+        except TooManyRequests as e:
+            raise _ServiceError("TooManyRequestsException", e.message, 429) from e
+
     def invoke(
         self,
         function_name: str,
@@ -212,6 +226,8 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
             handler = self.deploying(fn.function_name)
         if handler is None:
             return super().invoke(function_name, qualifier, body, headers, response_headers)
+        if self.runtime.processes is not None and hasattr(handler, "processes"):
+            return self._in_process_of_its_own(handler, fn, body, headers, response_headers)
         tenant = self.tenant_of(fn, headers)
         if tenant is not None:
             handler = self.tenant_handler(fn, handler, tenant)

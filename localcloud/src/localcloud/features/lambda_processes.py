@@ -1,0 +1,122 @@
+"""Feature (opt-in): each function runs in environments of its own, processes of the Lambda
+Python runtime (localcloud/environments/), instead of on a thread of the local cloud.
+
+``LocalCloud(environments="process")`` (or ``LOCALCLOUD_ENVIRONMENTS=process``): the deploy
+imports no handler into the local cloud and sets no shared ``os.environ``; each function is a
+``ProcessFunction`` in ``Runtime.handlers``, and an invocation runs in an environment of the
+function's pool (``EnvironmentPool``): the function's own variables (as the function's
+configuration holds them now: UpdateFunctionConfiguration reaches the next environment), its
+code directory, the credentials of a session of its execution role (so its calls are judged
+by the IAM layer from the credentials, iam/credentials.py), ``AWS_ENDPOINT_URL`` the cloud's
+own served endpoint, its Timeout (the environment is stopped), MemorySize and
+ReservedConcurrentExecutions (past it: ``TooManyRequestsException``). The error documents and
+``Runtime.ImportModuleError`` are the runtime interface client's.
+
+Not yet here: layers on the path, faults (``cloud.fail_next``) and tenant isolation.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localcloud.environments import EnvironmentPool, Spec, TooManyRequests
+
+if TYPE_CHECKING:
+    from localcloud.runtime import Runtime
+
+__all__ = ["ProcessFunction", "Processes"]
+
+
+class ProcessFunction:
+    """A function of the stack whose invocations run in its own environment processes."""
+
+    def __init__(self, processes: Processes, name: str, handler: str, code_dir: Path) -> None:
+        self.processes, self.name, self.handler, self.code_dir = processes, name, handler, code_dir
+
+    def __call__(self, event: Any, context: Any) -> Any:
+        raise RuntimeError(f"{self.name} runs in its own process (features/lambda_processes.py)")
+
+
+class Processes:
+    """The pools of a cloud's functions, by the configuration they were made for."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.endpoint: str | None = None  # the served endpoint, set once the cloud serves
+        self._pools: dict[tuple[Any, ...], EnvironmentPool] = {}
+        self._lock = threading.Lock()
+
+    def register(
+        self, functions: dict[str, str], code_dirs: dict[str, Path], configs: dict[str, Any]
+    ) -> None:
+        """The deploy's functions (logical id -> name) as ProcessFunctions."""
+        for logical_id, name in functions.items():
+            code = code_dirs.get(logical_id)
+            if code is not None:
+                handler = str(configs[logical_id]["Handler"])
+                self.runtime.handlers[name] = ProcessFunction(self, name, handler, code)
+
+    def _pool(self, function: ProcessFunction, fn: Any) -> EnvironmentPool:
+        variables = dict(fn.environment_vars or {})
+        key = (fn.function_name, str(fn.version), fn.code_sha_256, json.dumps(variables),
+               fn.timeout, fn.memory_size, fn.reserved_concurrency, fn.role)  # fmt: skip
+        with self._lock:
+            pool = self._pools.get(key)
+            if pool is None:
+                credentials = self.runtime.authorizer.credentials.issue(fn.role, fn.function_name)
+                spec = Spec(
+                    function_name=fn.function_name,
+                    handler=function.handler,
+                    code_dir=function.code_dir,
+                    variables=variables,
+                    credentials={
+                        "AWS_ACCESS_KEY_ID": credentials["AccessKeyId"],
+                        "AWS_SECRET_ACCESS_KEY": credentials["SecretAccessKey"],
+                        "AWS_SESSION_TOKEN": credentials["SessionToken"],
+                    },
+                    endpoint_url=self.endpoint,
+                    region=fn.region,
+                    account=fn.account_id,
+                    version=str(fn.version),
+                    timeout=float(fn.timeout or 3),
+                    memory_mb=int(fn.memory_size or 128),
+                    reserved_concurrency=fn.reserved_concurrency,
+                )
+                pool = self._pools[key] = EnvironmentPool(spec)
+            return pool
+
+    def invoke(
+        self, function: ProcessFunction, fn: Any, body: Any, request_id: str | None,
+        response_headers: Any,
+    ) -> bytes:  # fmt: skip
+        """One invocation in an environment of the function: its response (an error document
+        with ``x-amz-function-error`` when it failed)."""
+        payload = body if isinstance(body, bytes) else str(body or "").encode()
+        payload = payload or b"{}"
+        event = json.loads(payload)
+        rec: dict[str, Any] = {"function": fn.function_name, "event": event, "thread": "process"}
+        self.runtime.count_invocation(rec)
+        try:
+            result = self._pool(function, fn).invoke(
+                payload or b"{}", request_id or str(uuid.uuid4())
+            )
+        except TooManyRequests:
+            rec["outcome"] = "TooManyRequestsException"
+            raise
+        for line in result.logs:  # the function's log, where in-process handlers print theirs
+            sys.stdout.write(f"{line}\n")
+        rec["outcome"] = result.error_type or "ok"
+        if result.function_error:
+            response_headers["x-amz-function-error"] = result.function_error
+        return bytes(result.payload)
+
+    def close(self) -> None:
+        with self._lock:
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.close()
