@@ -53,13 +53,15 @@ class Processes:
 
     def register(
         self, functions: dict[str, str], code_dirs: dict[str, Path], configs: dict[str, Any]
-    ) -> None:
-        """The deploy's functions (logical id -> name) as ProcessFunctions."""
+    ) -> tuple[dict[str, str], dict[str, str | None]]:
+        """The deploy's functions (logical id -> name) as ProcessFunctions; nothing is put
+        into this process's environment (the deploy's (environment, previous) are empty)."""
         for logical_id, name in functions.items():
             code = code_dirs.get(logical_id)
             if code is not None:
                 handler = str(configs[logical_id]["Handler"])
                 self.runtime.handlers[name] = ProcessFunction(self, name, handler, code)
+        return {}, {}
 
     def _pool(self, function: ProcessFunction, fn: Any) -> EnvironmentPool:
         variables = dict(fn.environment_vars or {})

@@ -505,14 +505,11 @@ def deploy(
     resources, types, code_dirs = recorded.resources, recorded.types, recorded.code_dirs
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
     if runtime.processes is not None:  # each function in its own processes, nothing imported
-        runtime.processes.register(functions, code_dirs, recorded.configs)
-    environment, previous = (
-        ({}, {})
-        if runtime.processes is not None
-        else _register_handlers(
+        environment, previous = runtime.processes.register(functions, code_dirs, recorded.configs)
+    else:
+        environment, previous = _register_handlers(
             functions, code_dirs, recorded.configs, runtime.handlers, clients.region
         )
-    )
     remember_code(runtime, functions, recorded.configs)
     return custom_resources.stack_type(types)(  # with custom resources: deleted on stop
         stack_name=stack_name,
