@@ -55,6 +55,10 @@ WORKFLOW_INDEPENDENT = {
     # and a processor the functions run (the contract version is test_datasets.py's)
     "tests/e2e/test_redrive_queue_sources.py",
     "tests/e2e/test_your_own_processing.py",
+    # sets WorkflowType itself (STANDARD, then an update to EXPRESS)
+    "tests/e2e/test_stack_update.py",
+    # the functions' own code on the README's sample events, no execution
+    "tests/e2e/test_local_invoke.py",
 }
 # Modules that run in both passes, but where only the named tests start executions of the
 # per-object workflow whose outcome may differ with WorkflowType: what the template changes with

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 def test_workflow_type_express_replaces_the_per_object_state_machine(cloud: LocalCloud) -> None:
     if cloud.parameters.get("WorkflowType") == "EXPRESS":
-        pytest.skip("the run deploys EXPRESS already (make pytest-express)")
+        pytest.skip("deployed as EXPRESS already (LOCALCLOUD_PARAMETER_OVERRIDES)")
     standard = Pipeline(cloud)
     _, run = standard.ingest("incoming/orders/first.csv", sample_file("orders-good.csv"))
     assert run.status == "SUCCEEDED", run
