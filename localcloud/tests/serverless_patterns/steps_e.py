@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 
 import boto3
 
@@ -51,7 +52,25 @@ def sqs_lambda_tenant_isolation_sam_py(cloud: LocalCloud, pattern: Pattern) -> N
     assert all(r["outcome"] == "ok" for r in isolated), isolated
 
 
+PENDING: dict[str, tuple[Steps, str]] = {}
+
+
+def lambda_layer(cloud: LocalCloud, pattern: Pattern) -> None:
+    """Testing: "Test" PyMySQLLayerLambdaFunction: it runs (its layer puts pymysql on its
+    path); "Test" PyMySQLNoLayerLambdaFunction, the same code without the layer: "Unable to
+    import module 'app': No module named 'pymysql'". Each function runs in its own
+    environment process (corpus.json: environments "process"), as on Lambda."""
+    lam = boto3.client("lambda")
+    ok = lam.invoke(FunctionName=cloud.outputs["PyMySQLLayerLambdaFunctionName"])
+    assert "FunctionError" not in ok and json.loads(ok["Payload"].read()) is True
+    failed = lam.invoke(FunctionName=cloud.outputs["PyMySQLNoLayerLambdaFunctionName"])
+    assert failed["FunctionError"] == "Unhandled"
+    error = json.loads(failed["Payload"].read())
+    assert error["errorType"] == "Runtime.ImportModuleError"
+    assert error["errorMessage"] == "Unable to import module 'app': No module named 'pymysql'"
+
+
 STEPS: dict[str, Steps] = {
+    "lambda-layer": lambda_layer,
     "sqs-lambda-tenant-isolation-sam-py": sqs_lambda_tenant_isolation_sam_py,
 }
-PENDING: dict[str, tuple[Steps, str]] = {}

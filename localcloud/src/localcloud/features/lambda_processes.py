@@ -12,7 +12,8 @@ own served endpoint, its Timeout (the environment is stopped), MemorySize and
 ReservedConcurrentExecutions (past it: ``TooManyRequestsException``). The error documents and
 ``Runtime.ImportModuleError`` are the runtime interface client's.
 
-Not yet here: layers on the path, faults (``cloud.fail_next``) and tenant isolation.
+The function's layers are on its path (/opt/python). Not yet here: faults
+(``cloud.fail_next``), tenant isolation, durable functions.
 """
 
 from __future__ import annotations
@@ -24,12 +25,28 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localcloud.code import unpacked
 from localcloud.environments import EnvironmentPool, Spec, TooManyRequests
 
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
 __all__ = ["ProcessFunction", "Processes"]
+
+
+def _layers(fn: Any) -> list[Path]:
+    """The content of each of the function's layers, in order (a template's own layer: the
+    directory its ContentUri names; a layer published as a zip: unpacked). A layer the local
+    cloud only stands in for (the public Powertools layer) has no content here."""
+    from moto.awslambda.utils import get_backend
+
+    backend = get_backend(fn.account_id, fn.region)
+    found = []
+    for layer in fn.layers or []:
+        body = getattr(backend.layers_versions_by_arn(layer["Arn"]), "code_bytes", b"")
+        if body:
+            found.append(unpacked(body))
+    return found
 
 
 class ProcessFunction:
@@ -66,7 +83,8 @@ class Processes:
     def _pool(self, function: ProcessFunction, fn: Any) -> EnvironmentPool:
         variables = dict(fn.environment_vars or {})
         key = (fn.function_name, str(fn.version), fn.code_sha_256, json.dumps(variables),
-               fn.timeout, fn.memory_size, fn.reserved_concurrency, fn.role)  # fmt: skip
+               fn.timeout, fn.memory_size, fn.reserved_concurrency, fn.role,
+               json.dumps(fn.layers, default=str))  # fmt: skip
         with self._lock:
             pool = self._pools.get(key)
             if pool is None:
@@ -75,6 +93,7 @@ class Processes:
                     function_name=fn.function_name,
                     handler=function.handler,
                     code_dir=function.code_dir,
+                    layers=_layers(fn),
                     variables=variables,
                     credentials={
                         "AWS_ACCESS_KEY_ID": credentials["AccessKeyId"],

@@ -23,10 +23,7 @@ as CloudFormation's transform refuses it.
 from __future__ import annotations
 
 import copy
-import io
 import json
-import tempfile
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 from moto.cloudformation.exceptions import ValidationError
 
+from localcloud.code import unpacked
 from localcloud.patching import PatchSet
 from localcloud.stack import custom_resources
 from localcloud.stack.base import StackDeployError, remember_code
 from localcloud.stack.clients import DeployClients
 from localcloud.stack.deploy import (
-    STAND_IN,
     _Artifacts,
     _check_log_delivery,
     _managed_policies,
@@ -51,7 +48,7 @@ from localcloud.stack.deploy import (
     prepare_source,
 )
 from localcloud.stack.properties import _apply_ignored_properties
-from localcloud.stack.template import code_dir, parse_yaml
+from localcloud.stack.template import parse_yaml
 
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
@@ -90,19 +87,6 @@ def _local_paths(template: dict[str, Any]) -> list[str]:
     return found
 
 
-def _unpacked(body: bytes) -> Path:
-    """The code directory of a zip: unpacked, or the local directory a deploy's stand-in
-    names (stack/deploy.py ``_stand_in_zip``)."""
-    if zipfile.is_zipfile(io.BytesIO(body)):
-        with zipfile.ZipFile(io.BytesIO(body)) as archive:
-            if archive.namelist() == [STAND_IN]:
-                return code_dir(Path(archive.read(STAND_IN).decode()))
-    with tempfile.NamedTemporaryFile(suffix=".zip") as archive_file:
-        archive_file.write(body)
-        archive_file.flush()
-        return code_dir(Path(archive_file.name))
-
-
 def _s3_code(template: dict[str, Any], clients: DeployClients) -> dict[str, Path]:
     """Each function's code from the S3 object its ``Code`` names (what ``sam package``
     uploaded), unpacked: the function runs the code that was deployed."""
@@ -122,7 +106,10 @@ def _s3_code(template: dict[str, Any], clients: DeployClients) -> dict[str, Path
                 f"{logical_id}: Error occurred while GetObject. S3 Error Code: "
                 f"{exc.response['Error']['Code']}. S3 Error Message: {exc}"
             ) from exc
-        found[logical_id] = _unpacked(body)
+        try:
+            found[logical_id] = unpacked(body)
+        except ValueError as exc:  # an unsafe archive
+            raise StackDeployError(f"{logical_id}: {exc}") from exc
     return found
 
 

@@ -6,13 +6,11 @@ import functools
 import hashlib
 import importlib
 import importlib.util
-import io
 import json
 import logging
 import os
 import re
 import sys
-import zipfile
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from localcloud.code import stand_in_zip
 from localcloud.features.lambda_runtime import InitError
 from localcloud.iam import enforcement as iam
 from localcloud.iam.actions import Need
@@ -50,19 +49,8 @@ from localcloud.stack.support import (
 )
 from localcloud.stack.template import load_template, localize, override_environment, sam_transform
 
+
 # ------------------------------------------------------------------ deploy
-STAND_IN = "LOCALCLOUD_CODE_DIR"  # the one file of a local code directory's stand-in zip
-
-
-def _stand_in_zip(path: Path) -> bytes:
-    """What the artifact bucket holds for a local CodeUri: a zip naming it (the handlers run
-    from the directory; a stack update through the API finds it again, stack/api.py)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr(STAND_IN, str(path))
-    return buffer.getvalue()
-
-
 class _MotoLogCapture(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -283,7 +271,7 @@ class _Artifacts:
                 with suppress(self.s3.exceptions.BucketAlreadyOwnedByYou):
                     self.s3.create_bucket(Bucket=self.bucket, **extra)
             key = f"{self.prefix}/{len(self.uploaded)}-{path.name or 'code'}.zip"
-            self.s3.put_object(Bucket=self.bucket, Key=key, Body=_stand_in_zip(path))
+            self.s3.put_object(Bucket=self.bucket, Key=key, Body=stand_in_zip(path))
             self.uploaded[path] = {"Bucket": self.bucket, "Key": key}
         return self.uploaded[path]
 

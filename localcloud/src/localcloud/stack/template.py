@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
 import json
-import os
-import shutil
-import tempfile
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import boto3
 
+from localcloud import code
 from localcloud.stack.base import StackDeployError
 
 
@@ -49,42 +45,16 @@ def _is_local(uri: Any) -> bool:
     return isinstance(uri, str) and not uri.startswith("s3://")
 
 
-def inline_code_dir(code: str) -> Path:
-    """A directory holding ``code`` as ``index.py``, where Lambda puts a Python function's
-    inline code (``InlineCode``, ``Code.ZipFile``: handler ``index.<function>``)."""
-    return _code_dir({"index.py": code.encode()})
-
-
 def code_dir(path: Path) -> Path:
-    """What Lambda's /var/task holds for a CodeUri: a directory as it is; a .zip file (what
-    ``sam package`` uploads) unpacked; another file alone, as ``sam package`` zips it."""
-    if path.is_dir():
-        return path
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            return _code_dir({i.filename: archive.read(i) for i in archive.infolist()
-                              if not i.is_dir()})  # fmt: skip
-    return _code_dir({path.name: path.read_bytes()})
+    """localcloud.code.code_dir; an unsafe archive refused as a deploy error."""
+    try:
+        return code.code_dir(path)
+    except ValueError as exc:
+        raise StackDeployError(str(exc)) from exc
 
 
-def _code_dir(files: dict[str, bytes]) -> Path:
-    """A directory of ``files``, one per content, so that a deploy finds the last one's."""
-    digest = hashlib.sha256(json.dumps(sorted((k, v.hex()) for k, v in files.items())).encode())
-    where = Path(tempfile.gettempdir()) / "localcloud-code" / digest.hexdigest()[:16]
-    if not where.is_dir():
-        partial = where.with_name(f"{where.name}.{os.getpid()}")
-        for name, content in files.items():
-            target = (partial / name).resolve()
-            if not target.is_relative_to(partial.resolve()):
-                raise StackDeployError(f"code archive entry {name!r} is outside its directory")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
-        partial.mkdir(parents=True, exist_ok=True)
-        try:
-            partial.rename(where)
-        except OSError:  # another process made it meanwhile
-            shutil.rmtree(partial, ignore_errors=True)
-    return where
+def inline_code_dir(source: str) -> Path:
+    return code.inline_code_dir(source)
 
 
 def localize(

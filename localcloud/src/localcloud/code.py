@@ -1,0 +1,80 @@
+"""A function's or a layer's code on this machine: the directory Lambda would unpack it into
+(/var/task, /opt), for the deploy (stack/) and the function environments (features/) alike.
+
+A local directory deployed as code (a CodeUri, a layer's ContentUri) is uploaded as a
+stand-in zip whose one file names the directory (``stand_in_zip``); ``unpacked`` finds the
+directory again from the zip, or unpacks a real one (``sam package``'s)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+__all__ = ["STAND_IN", "code_dir", "inline_code_dir", "stand_in_zip", "unpacked"]
+
+STAND_IN = "LOCALCLOUD_CODE_DIR"  # the one file of a local code directory's stand-in zip
+
+
+def stand_in_zip(path: Path) -> bytes:
+    """What the artifact bucket holds for a local CodeUri or ContentUri: a zip naming it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(STAND_IN, str(path))
+    return buffer.getvalue()
+
+
+def unpacked(body: bytes) -> Path:
+    """The code directory of a zip: the local directory a stand-in names, else the zip
+    unpacked (ValueError for an entry outside it)."""
+    if zipfile.is_zipfile(io.BytesIO(body)):
+        with zipfile.ZipFile(io.BytesIO(body)) as archive:
+            if archive.namelist() == [STAND_IN]:
+                return code_dir(Path(archive.read(STAND_IN).decode()))
+    with tempfile.NamedTemporaryFile(suffix=".zip") as archive_file:
+        archive_file.write(body)
+        archive_file.flush()
+        return code_dir(Path(archive_file.name))
+
+
+def inline_code_dir(code: str) -> Path:
+    """A directory holding ``code`` as ``index.py``, where Lambda puts a Python function's
+    inline code (``InlineCode``, ``Code.ZipFile``: handler ``index.<function>``)."""
+    return _code_dir({"index.py": code.encode()})
+
+
+def code_dir(path: Path) -> Path:
+    """What Lambda's /var/task holds for a CodeUri: a directory as it is; a .zip file (what
+    ``sam package`` uploads) unpacked; another file alone, as ``sam package`` zips it."""
+    if path.is_dir():
+        return path
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            return _code_dir({i.filename: archive.read(i) for i in archive.infolist()
+                              if not i.is_dir()})  # fmt: skip
+    return _code_dir({path.name: path.read_bytes()})
+
+
+def _code_dir(files: dict[str, bytes]) -> Path:
+    """A directory of ``files``, one per content, so that a deploy finds the last one's."""
+    digest = hashlib.sha256(json.dumps(sorted((k, v.hex()) for k, v in files.items())).encode())
+    where = Path(tempfile.gettempdir()) / "localcloud-code" / digest.hexdigest()[:16]
+    if not where.is_dir():
+        partial = where.with_name(f"{where.name}.{os.getpid()}")
+        for name, content in files.items():
+            target = (partial / name).resolve()
+            if not target.is_relative_to(partial.resolve()):
+                raise ValueError(f"code archive entry {name!r} is outside its directory")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        partial.mkdir(parents=True, exist_ok=True)
+        try:
+            partial.rename(where)
+        except OSError:  # another process made it meanwhile
+            shutil.rmtree(partial, ignore_errors=True)
+    return where
