@@ -8,18 +8,29 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 
 import pytest
 
-from localcloud.invoke import invoke
-from tests.support import EVENTS, TEMPLATE
+from ingest_tools.local_pipeline import app_cloud
+from localcloud.cloud import LocalCloud
+from localcloud.invoke import invoke_in
+from tests.support import EVENTS
 
 pytestmark = [pytest.mark.e2e]
 
 
-def run(function: str, event: str) -> tuple[int, dict[str, object], str]:
+@pytest.fixture(scope="module")
+def cloud() -> Iterator[LocalCloud]:
+    """One stack for the module: each event runs as ``localcloud invoke`` runs it there
+    (test_invoke_command.py runs the command itself, deploy included)."""
+    with app_cloud() as running:
+        yield running
+
+
+def run(cloud: LocalCloud, function: str, event: str) -> tuple[int, dict[str, object], str]:
     out, log = io.StringIO(), io.StringIO()
-    status = invoke(TEMPLATE, function, (EVENTS / event).read_bytes(), out=out, log=log)
+    status = invoke_in(cloud, function, (EVENTS / event).read_bytes(), out=out, log=log)
     return status, json.loads(out.getvalue()), log.getvalue()
 
 
@@ -40,9 +51,9 @@ def run(function: str, event: str) -> tuple[int, dict[str, object], str]:
     ],
 )  # fmt: skip
 def test_a_readme_sample_event_runs_without_docker(
-    function: str, event: str, status: int, expected: dict[str, object]
+    cloud: LocalCloud, function: str, event: str, status: int, expected: dict[str, object]
 ) -> None:
-    got_status, response, log = run(function, event)
+    got_status, response, log = run(cloud, function, event)
     assert got_status == status, (response, log)
     assert {key: response.get(key) for key in expected} == expected, response
     assert "START RequestId:" in log and "REPORT RequestId:" in log

@@ -23,7 +23,7 @@ from typing import Any
 from localcloud import STACK_NAME, TEMPLATE
 from localcloud.usage import UsageError, existing_file, read_json
 
-__all__ = ["add_command", "invoke"]
+__all__ = ["add_command", "invoke", "invoke_in"]
 
 
 def add_command(commands: Any) -> None:
@@ -96,42 +96,53 @@ def invoke(
 ) -> int:
     """Deploy, invoke ``function`` once with ``event``; the response on ``out``, the logs on
     ``log`` (default stdout, stderr). Returns 0, or 1 for a function error."""
-    import boto3
-
     from localcloud.cloud import LocalCloud
-    from localcloud.features.lambda_runtime import REQUEST_ID_HEADER
 
     out, log = out or sys.stdout, log or sys.stderr
     saved = sys.stdout
-    sys.stdout = log  # what the function and the deploy print goes with the logs, as in SAM
+    sys.stdout = log  # what the deploy prints goes with the logs, as in SAM
     try:
         with LocalCloud(
             template, stack_name=stack_name, parameters=parameters, environment=environment, iam=iam
         ) as cloud:
-            name = _function(cloud, function)
-            client = boto3.client("lambda")
-            config = client.get_function_configuration(FunctionName=name)
-            request_id = str(uuid.uuid4())
-
-            def tag(request: Any, **_: Any) -> None:
-                request.headers[REQUEST_ID_HEADER] = request_id
-
-            client.meta.events.register("before-sign.lambda.Invoke", tag)
-            print(f"Invoking {config['Handler']} ({config['Runtime']})", file=log)
-            print(f"START RequestId: {request_id} Version: $LATEST", file=log, flush=True)
-            began = time.monotonic()
-            reply = client.invoke(FunctionName=name, Payload=event)
-            payload = reply["Payload"].read().decode()
-            took = (time.monotonic() - began) * 1000
-            print(f"END RequestId: {request_id}", file=log)
-            print(
-                f"REPORT RequestId: {request_id}\tDuration: {took:.2f} ms\t"
-                f"Billed Duration: {int(took) + 1} ms\tMemory Size: {config['MemorySize']} MB",
-                file=log,
-                flush=True,
-            )
+            return invoke_in(cloud, function, event, out=out, log=log)
     finally:
         sys.stdout = saved
+
+
+def invoke_in(cloud: Any, function: str | None, event: bytes, *, out: Any, log: Any) -> int:
+    """``invoke`` in a running cloud: one invocation, printed as ``sam local invoke`` prints
+    it (the function's own output with the logs)."""
+    import boto3
+
+    from localcloud.features.lambda_runtime import REQUEST_ID_HEADER
+
+    name = _function(cloud, function)
+    client = boto3.client("lambda")
+    config = client.get_function_configuration(FunctionName=name)
+    request_id = str(uuid.uuid4())
+
+    def tag(request: Any, **_: Any) -> None:
+        request.headers[REQUEST_ID_HEADER] = request_id
+
+    client.meta.events.register("before-sign.lambda.Invoke", tag)
+    print(f"Invoking {config['Handler']} ({config['Runtime']})", file=log)
+    print(f"START RequestId: {request_id} Version: $LATEST", file=log, flush=True)
+    saved, sys.stdout = sys.stdout, log
+    try:
+        began = time.monotonic()
+        reply = client.invoke(FunctionName=name, Payload=event)
+        payload = reply["Payload"].read().decode()
+        took = (time.monotonic() - began) * 1000
+    finally:
+        sys.stdout = saved
+    print(f"END RequestId: {request_id}", file=log)
+    print(
+        f"REPORT RequestId: {request_id}\tDuration: {took:.2f} ms\t"
+        f"Billed Duration: {int(took) + 1} ms\tMemory Size: {config['MemorySize']} MB",
+        file=log,
+        flush=True,
+    )
     print(payload, file=out, flush=True)
     return 1 if reply.get("FunctionError") else 0
 
