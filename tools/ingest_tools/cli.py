@@ -31,10 +31,10 @@ import re
 import sys
 import traceback
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from ingest_tools.cli_errors import CANNOT_CONNECT, CONNECT_HINT, CommandError, explain
+from localcloud.usage import existing_file, read_json  # a UsageError: exit 2, one line
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -55,29 +55,6 @@ EXIT_CANNOT_RUN = 2  # bad input, no credentials, AWS unreachable / refusing: on
 EXIT_BUG = 70  # an unexpected exception: a bug in ingestctl (EX_SOFTWARE), with traceback
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # stdout was closed (128 + SIGPIPE, as a shell reports it)
-
-
-def _read_json(path: str, flag: str) -> Any:
-    """A JSON file named by ``flag``; a missing or malformed file is a CommandError."""
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise CommandError(f"{flag} {path}: no such file") from None
-    except OSError as exc:
-        raise CommandError(f"{flag} {path}: cannot read it: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CommandError(
-            f"{flag} {path} is not valid JSON: {exc.msg} at line {exc.lineno} column "
-            f"{exc.colno}; fix the file"
-        ) from None
-
-
-def _existing_file(path: str, flag: str) -> Path:
-    if not Path(path).is_file():
-        raise CommandError(f"{flag} {path}: no such file")
-    return Path(path)
 
 
 def _local_up(args: argparse.Namespace) -> int:
@@ -103,7 +80,7 @@ def _local_demo(args: argparse.Namespace) -> int:
     from ingest_tools.demo import run_demo
 
     return run_demo(
-        _existing_file(args.template, "--template"),
+        existing_file(args.template, "--template"),
         as_json=args.json,
         workflow_type=args.workflow_type,
         iam_report=args.iam_report,
@@ -133,7 +110,7 @@ def _aws(args: argparse.Namespace) -> Any:
     endpoint = args.endpoint_url
     region = args.region
     if outputs_file:
-        described = _read_json(outputs_file, "--outputs")
+        described = read_json(outputs_file, "--outputs")
         endpoint = endpoint or described.get("endpoint")
         region = region or described.get("region")
     if endpoint:
@@ -169,7 +146,7 @@ def _client(session: Any, service: str) -> Any:
 
 def _stack_outputs(args: argparse.Namespace, session: Any) -> dict[str, str]:
     if getattr(args, "outputs", None):
-        described = _read_json(args.outputs, "--outputs")
+        described = read_json(args.outputs, "--outputs")
         if not isinstance(described, dict):
             raise CommandError(f"--outputs {args.outputs}: expected a JSON object")
         return dict(described.get("outputs", described))
@@ -344,7 +321,7 @@ def _doctor(args: argparse.Namespace) -> int:
     try:
         session = _aws(args)
         outputs = _stack_outputs(args, session)
-        stack = args.stack or _read_json(args.outputs, "--outputs").get("stack")
+        stack = args.stack or read_json(args.outputs, "--outputs").get("stack")
     except (OSError, ValueError, ClientError, BotoCoreError) as exc:
         print(f"ingestctl doctor: cannot read the stack: {exc}", file=sys.stderr)
         return 2
