@@ -55,7 +55,7 @@ from moto.core.exceptions import JsonRESTError
 from localcloud import clients
 from localcloud.features import lambda_durable_api as api
 from localcloud.features.lambda_durable_api import DurableError, now
-from localcloud.features.lambda_runtime import InProcessLambdaBackend
+from localcloud.features.lambda_runtime import InProcessLambdaBackend, request_header
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 
@@ -163,13 +163,6 @@ class Execution:
         return next(iter(self.operations))
 
 
-def _header(headers: Any, name: str) -> str:
-    for key, value in dict(headers or {}).items():
-        if str(key).lower() == name.lower():
-            return str(value)
-    return ""
-
-
 def _qualified(function_name: str, qualifier: str | None) -> bool:
     if qualifier:
         return True
@@ -204,9 +197,9 @@ class DurableService:
         headers: Any, response_headers: Any,
     ) -> bytes | None:  # fmt: skip
         config = getattr(fn, "durable_config", None)
-        if not config or _header(headers, DURABLE_HEADER):
+        if not config or request_header(headers, DURABLE_HEADER):
             return None
-        kind = _header(headers, "X-Amz-Invocation-Type") or "RequestResponse"
+        kind = request_header(headers, "X-Amz-Invocation-Type") or "RequestResponse"
         if kind == "DryRun":
             return None
         if not _qualified(function_name, qualifier):
@@ -224,7 +217,7 @@ class DurableService:
             raise DurableError(
                 "InvalidRequestContentException", f"Could not parse request body into json: {exc}"
             ) from exc
-        name = _header(headers, "X-Amz-Durable-Execution-Name") or str(uuid.uuid4())
+        name = request_header(headers, "X-Amz-Durable-Execution-Name") or str(uuid.uuid4())
         execution, new = self.start(backend, fn, name, payload, config)
         response_headers["X-Amz-Durable-Execution-Arn"] = execution.arn
         if kind == "Event":

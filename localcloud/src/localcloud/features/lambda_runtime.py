@@ -60,6 +60,7 @@ __all__ = [
     "FakeLambdaContext",
     "InProcessLambdaBackend",
     "InitError",
+    "request_header",
 ]
 
 #: an invocation's request id, given by the local cloud's asynchronous queue (the same for
@@ -111,6 +112,14 @@ class EnvironmentWaits:
             began = self._since.get(thread)
             ongoing = time.monotonic() - began if began is not None else 0.0
             return self._waited.get(thread, 0.0) + ongoing
+
+
+def request_header(headers: Any, name: str) -> str | None:
+    """An Invoke request's header (any case), or None."""
+    for key, value in dict(headers or {}).items():
+        if str(key).lower() == name.lower():
+            return str(value)
+    return None
 
 
 class _ServiceError(JsonRESTError):
@@ -202,7 +211,7 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
     ) -> bytes:
         """The invocation in the function's own environment processes
         (features/lambda_processes.py)."""
-        request_id = headers.get(REQUEST_ID_HEADER) if hasattr(headers, "get") else None
+        request_id = request_header(headers, REQUEST_ID_HEADER)
         try:
             return self.runtime.processes.invoke(  # type: ignore[no-any-return]
                 handler, fn, body, request_id, response_headers
@@ -239,8 +248,7 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         event = json.loads(body) if body else {}
         ctx = FakeLambdaContext(fn)
         ctx.tenant_id = tenant
-        if hasattr(headers, "get") and headers.get(REQUEST_ID_HEADER):
-            ctx.aws_request_id = str(headers[REQUEST_ID_HEADER])
+        ctx.aws_request_id = request_header(headers, REQUEST_ID_HEADER) or ctx.aws_request_id
         rec: dict[str, Any] = {
             "function": fn.function_name,
             "event": event,

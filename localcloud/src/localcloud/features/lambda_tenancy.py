@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from moto.awslambda.exceptions import LambdaClientError
 
-from localcloud.features.lambda_runtime import TENANT_HEADER, InProcessLambdaBackend
+from localcloud.features.lambda_runtime import TENANT_HEADER, InProcessLambdaBackend, request_header
 from localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -50,13 +50,6 @@ def isolation_mode(fn: Any) -> str | None:
     """``PER_TENANT`` for a tenant-isolated function (set at deploy: stack/properties.py)."""
     config = getattr(fn, "tenancy_config", None) or {}
     return str(config.get("TenantIsolationMode") or "") or None
-
-
-def _header(headers: Any, name: str) -> str | None:
-    for key, value in dict(headers or {}).items():
-        if str(key).lower() == name.lower():
-            return str(value)
-    return None
 
 
 def _refused(message: str) -> LambdaClientError:
@@ -89,7 +82,7 @@ def _build(rt: Runtime) -> Targets:
     modules: list[str] = []
 
     def tenant_of(self: InProcessLambdaBackend, fn: Any, headers: Any) -> str | None:
-        tenant = _header(headers, TENANT_HEADER)
+        tenant = request_header(headers, TENANT_HEADER)
         if isolation_mode(fn) is None:
             return None
         if tenant is None:
