@@ -29,17 +29,14 @@ Regression test: localcloud/tests/test_sfn_dynamodb_string_attribute_values.py.
 
 from __future__ import annotations
 
-import threading
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import botocore.session
-from botocore import xform_name
-from botocore.model import ListShape, MapShape, OperationModel, Shape, StructureShape
+from botocore.model import ListShape, MapShape, Shape, StructureShape
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
     state_task_service_dynamodb as dynamodb_task,
 )
 
+from localcloud.fixes.sfn_sdk_json_text_members import operation_model
 from localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -49,22 +46,6 @@ __all__ = ["PATCHES", "typed"]
 
 _ORIGINAL = dynamodb_task.StateTaskServiceDynamoDB._normalise_parameters
 _ATTRIBUTE_VALUE = "AttributeValue"
-
-
-_LOCK = threading.Lock()  # concurrent tasks: one loads the model, the others wait for it
-
-
-def _operation(action: str) -> OperationModel | None:
-    with _LOCK:
-        return _operation_model(action)
-
-
-@cache
-def _operation_model(action: str) -> OperationModel | None:
-    """``put_item`` -> DynamoDB's PutItem operation model."""
-    model = botocore.session.get_session().get_service_model("dynamodb")
-    name = next((op for op in model.operation_names if xform_name(op) == action), None)
-    return model.operation_model(name) if name else None
 
 
 def typed(value: Any, shape: Shape) -> Any:
@@ -88,7 +69,7 @@ def _normalise_parameters(
     service_action_name: str | None = None,
 ) -> None:
     _ORIGINAL(self, parameters, boto_service_name, service_action_name)
-    operation = _operation(self._get_boto_service_action(service_action_name))
+    operation = operation_model("dynamodb", self._get_boto_service_action(service_action_name))
     if operation is not None and isinstance(operation.input_shape, StructureShape):
         parameters.update(typed(parameters, operation.input_shape))
 

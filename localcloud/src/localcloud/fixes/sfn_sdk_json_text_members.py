@@ -49,7 +49,7 @@ from localcloud.patching import Kind, Patch, Targets
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
-__all__ = ["PATCHES", "json_text_members"]
+__all__ = ["PATCHES", "json_text_members", "operation_model"]
 
 _ORIGINAL = aws_sdk.StateTaskServiceAwsSdk._normalise_parameters
 
@@ -57,7 +57,8 @@ _ORIGINAL = aws_sdk.StateTaskServiceAwsSdk._normalise_parameters
 _LOCK = threading.Lock()  # concurrent tasks: one loads the model, the others wait for it
 
 
-def _operation(service: str, action: str) -> OperationModel | None:
+def operation_model(service: str, action: str) -> OperationModel | None:
+    """``("scheduler", "create_schedule")`` -> the CreateSchedule operation model, loaded once."""
     with _LOCK:
         return _operation_model(service, action)
 
@@ -106,7 +107,7 @@ def _normalise_parameters(
     service_action_name: str | None = None,
 ) -> None:
     _ORIGINAL(self, parameters, boto_service_name, service_action_name)
-    operation = _operation(
+    operation = operation_model(
         self._get_boto_service_name(boto_service_name),
         self._get_boto_service_action(service_action_name),
     )
