@@ -166,11 +166,13 @@ def sam_cli(cloud: LocalCloud, project: Path) -> Callable[..., subprocess.Comple
     return sam
 
 
+# the real CLI in a subprocess: long, so started first (tests/conftest.py orders slow first)
 NEEDS_SAM = pytest.mark.skipif(
     not SAM_CLI.exists(), reason=f"no SAM CLI at {SAM_CLI} (make bootstrap)"
 )
 
 
+@pytest.mark.slow
 @NEEDS_SAM
 def test_sam_deploy_and_delete_against_the_served_cloud(cloud: LocalCloud, tmp_path: Path) -> None:
     project = tmp_path / "project"
@@ -196,6 +198,7 @@ def test_sam_deploy_and_delete_against_the_served_cloud(cloud: LocalCloud, tmp_p
     assert outputs["HelloName"] not in {f["FunctionName"] for f in functions}
 
 
+@pytest.mark.slow
 @NEEDS_SAM
 def test_a_published_pattern_deployed_by_sam_runs_its_readme_steps(
     cloud: LocalCloud, tmp_path: Path
