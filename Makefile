@@ -7,8 +7,8 @@
 #                    (side by side)
 #   make build       sam build (no Docker needed: CodeUri has no requirements.txt; functions/Makefile
 #                    compiles the package with Python 3.13, the runtime's version)
-#   make test        bootstrap, then lint + build + the whole pytest suite + the EXPRESS pass side by side
-#                    (what .ci/run runs)
+#   make test        bootstrap, then lint + the whole pytest suite (sam build and sam deploy of this
+#                    project among its tests) + the EXPRESS pass side by side (what .ci/run runs)
 #   make pytest-express  the tests whose outcome may depend on WorkflowType, again as EXPRESS
 #   make unit        unit tests only
 #   make demo        every workflow path on the embedded local cloud, one table (< 30 s);
@@ -40,6 +40,8 @@ PYTEST_DIST ?= worksteal
 LINT_JOBS ?= 4
 TEST_JOBS ?= 4
 BENCH_ARGS ?=
+# Where `make build` puts sam build's output (sam deploy's default reads .aws-sam/build).
+BUILD_DIR ?= .aws-sam/build
 # The runtime's Python (template.yaml's Runtime), with which functions/Makefile compiles the
 # package's bytecode during sam build: python3.13 on PATH, else pyenv's 3.13; none found: the
 # build ships the sources only (BYTECODE=0) and says so.
@@ -47,6 +49,8 @@ RUNTIME_PYTHON ?= $(shell if python3.13 -c '' 2>/dev/null; then echo python3.13;
   elif [ -x "$$(pyenv prefix 3.13 2>/dev/null)/bin/python3.13" ]; then \
   echo "$$(pyenv prefix 3.13)/bin/python3.13"; fi)
 REDRIVE_BENCH_ARGS ?=
+# Where `make build` puts sam build's output (sam deploy's default reads .aws-sam/build).
+BUILD_DIR ?= .aws-sam/build
 # Where `make pytest` logs the local clouds' IAM decisions (read by `make iam-report`).
 IAM_LOG := $(CURDIR)/.localcloud/iam-log
 
@@ -209,7 +213,8 @@ build: $(SAM_STAMP)  ## sam build into .aws-sam/ (cached, parallel)
 	  "without bytecode (every cold start compiles it; README, Deploy)"; fi
 	export RUNTIME_PYTHON="$(RUNTIME_PYTHON)" BYTECODE=$(if $(RUNTIME_PYTHON),1,0); \
 	MSGSPEC_WHEEL=$$(MAKEFLAGS= make --no-print-directory -s -C functions wheel \
-	  WHEEL_DIR=$(CURDIR)/.aws-sam/wheels) $(SAM) build --template-file $(TEMPLATE) --cached --parallel
+	  WHEEL_DIR=$(CURDIR)/.aws-sam/wheels) $(SAM) build --template-file $(TEMPLATE) --cached --parallel \
+	  --build-dir $(BUILD_DIR)
 
 # uv installs no bytecode, so the first processes to import moto, botocore and the rest
 # compile them, each its own copy while none is written: from a fresh clone the 3 pytest
@@ -243,9 +248,11 @@ pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP)  ## the workflow_type tests of te
 # installed. The two pytest runs start first (the suite's longest tests are on the critical
 # path); the lint checks and sam build take the other TEST_JOBS slots, filling the gaps the
 # pytest workers leave (collection, the last tests of a run).
-test:  ## bootstrap, then lint + build + whole test suite + EXPRESS pass side by side (what CI runs)
+# (sam build is one of the tests: tests/e2e/test_sam_deploy.py builds into a directory of its
+# own with `make build BUILD_DIR=...`, deploys the build with sam deploy and uploads to it.)
+test:  ## bootstrap, then lint + whole test suite (sam build included) + EXPRESS pass side by side (what CI runs)
 	@$(MAKE) --no-print-directory --output-sync=target -k -j$(TEST_JOBS) \
-	  pytest pytest-express $(LINT_CHECKS) build
+	  pytest pytest-express $(LINT_CHECKS)
 
 unit: bootstrap  ## unit tests only
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)

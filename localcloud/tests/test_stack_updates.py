@@ -243,3 +243,59 @@ def test_a_named_machine_that_must_be_replaced_rolls_back(tmp_path: Path) -> Non
         events = boto3.client("cloudformation").describe_stack_events(StackName="named")
         reasons = " ".join(e.get("ResourceStatusReason", "") for e in events["StackEvents"])
         assert "custom-named resource requires replacing" in reasons
+
+
+SSM = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  Layer: {Type: "AWS::SSM::Parameter::Value<String>", Default: /team/layer}
+  Stage: {Type: String, Default: dev}
+Resources:
+  Topic: {Type: AWS::SNS::Topic, Properties: {TopicName: !Sub "t-${Stage}"}}
+Outputs:
+  Layer: {Value: !Ref Layer}
+"""
+
+
+def test_an_ssm_parameter_kept_by_an_update_is_read_again(sam: LocalCloud) -> None:
+    """As ``sam deploy`` updates a stack: UsePreviousValue for the parameters it does not
+    override. The SSM parameter's name is kept, and read again (its new value)."""
+    ssm, cfn = boto3.client("ssm"), boto3.client("cloudformation")
+    ssm.put_parameter(Name="/team/layer", Value="v1", Type="String")
+    cfn.create_stack(StackName="ssm", TemplateBody=SSM)
+    (layer, _) = sorted(cfn.describe_stacks(StackName="ssm")["Stacks"][0]["Parameters"],
+                        key=lambda p: p["ParameterKey"])  # fmt: skip
+    assert layer == {"ParameterKey": "Layer", "ParameterValue": "/team/layer",
+                     "ResolvedValue": "v1"}  # fmt: skip
+
+    ssm.put_parameter(Name="/team/layer", Value="v2", Type="String", Overwrite=True)
+    cfn.update_stack(StackName="ssm", TemplateBody=SSM, Parameters=[
+        {"ParameterKey": "Layer", "UsePreviousValue": True},
+        {"ParameterKey": "Stage", "ParameterValue": "prod"}])  # fmt: skip
+    stack = cfn.describe_stacks(StackName="ssm")["Stacks"][0]
+    assert stack["StackStatus"] == "UPDATE_COMPLETE"
+    assert stack["Outputs"][0]["OutputValue"] == "v2"
+
+
+TAGGED = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  Team: {Type: String, Default: a}
+Resources:
+  Box:
+    Type: AWS::S3::Bucket
+    Properties: {Tags: [{Key: team, Value: !Ref Team}]}
+Outputs:
+  Box: {Value: !Ref Box}
+"""
+
+
+def test_a_generated_name_bucket_has_its_tags_updated(sam: LocalCloud) -> None:
+    cfn = boto3.client("cloudformation")
+    cfn.create_stack(StackName="tagged", TemplateBody=TAGGED)
+    cfn.update_stack(StackName="tagged", TemplateBody=TAGGED,
+                     Parameters=[{"ParameterKey": "Team", "ParameterValue": "b"}])  # fmt: skip
+    stack = cfn.describe_stacks(StackName="tagged")["Stacks"][0]
+    assert stack["StackStatus"] == "UPDATE_COMPLETE"
+    tags = boto3.client("s3").get_bucket_tagging(Bucket=stack["Outputs"][0]["OutputValue"])
+    assert {"Key": "team", "Value": "b"} in tags["TagSet"]

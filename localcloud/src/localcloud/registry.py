@@ -37,6 +37,7 @@ from localcloud.features import (
 from localcloud.fixes import (
     cloudformation_attributes,
     cloudformation_layer_version_ref,
+    cloudformation_ssm_parameter_values,
     cloudformation_template_url,
     cloudformation_updates,
     cloudwatch_alarm_initial_state,
@@ -48,6 +49,7 @@ from localcloud.fixes import (
     lambda_invoke_payload_quotas,
     lambda_invoke_qualifier,
     s3_bucket_policy_conditions,
+    s3_cloudformation_bucket_update,
     s3_conditional_complete_multipart,
     s3_eventbridge_events,
     s3_get_delete_marker,
@@ -114,6 +116,8 @@ __all__ = [
 FIXES: list[Patch] = [
     *cloudformation_attributes.PATCHES,
     *cloudformation_layer_version_ref.PATCHES,
+    *cloudformation_ssm_parameter_values.PATCHES,
+    *s3_cloudformation_bucket_update.PATCHES,
     *cloudformation_template_url.PATCHES,
     *cloudformation_updates.PATCHES,
     *cloudwatch_alarm_initial_state.PATCHES,

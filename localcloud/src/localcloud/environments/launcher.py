@@ -125,13 +125,12 @@ def spawn(
     path: Sequence[str],
     log_fd: int,
 ) -> Process:
-    """A new Python process running awslambdaric, the way Lambda's runtime starts: the task
-    root first on sys.path (``-m`` puts the working directory there), then PYTHONPATH (the
-    layers, then the runtime's directory)."""
+    """A new Python process running awslambdaric, the way Lambda's runtime starts: sys.path is
+    ``path`` (``-P``: not the working directory before it), then the runtime's directory."""
     variables = dict(env)
-    variables["PYTHONPATH"] = os.pathsep.join([*path[1:], variables.get("PYTHONPATH", "")])
+    variables["PYTHONPATH"] = os.pathsep.join([*path, variables.get("PYTHONPATH", "")])
     popen = subprocess.Popen(  # noqa: S603 - the runtime's Python, awslambdaric
-        [str(python), "-m", "awslambdaric", handler],
+        [str(python), "-P", "-m", "awslambdaric", handler],
         env=variables,
         cwd=cwd,
         stdin=subprocess.DEVNULL,

@@ -41,6 +41,7 @@ class Spec:
     handler: str  # "module.function", as the function's Handler
     code_dir: Path  # LAMBDA_TASK_ROOT: the function's code, first on the Python path
     layers: Sequence[Path] = ()  # each layer's content (its python/ is on the path), in order
+    host_builds: Sequence[Path] = ()  # packages of code_dir or layers built for this machine
     variables: Mapping[str, str] = field(default_factory=dict)  # the function's Environment
     credentials: Mapping[str, str] = field(default_factory=dict)  # AWS_ACCESS_KEY_ID, ...
     endpoint_url: str | None = None  # AWS_ENDPOINT_URL: the local cloud
@@ -64,9 +65,9 @@ class Spec:
     def python_path(self) -> list[str]:
         """The function's part of sys.path, as Lambda orders it: the task root, then the layers
         (/opt/python/lib/pythonX.Y/site-packages, /opt/python; a later layer's files win, as
-        they overwrite an earlier one's in /opt)."""
+        they overwrite an earlier one's in /opt); before them, the host builds (host_build.py)."""
         site = f"python/lib/python{RUNTIME.removeprefix('python')}/site-packages"
-        path = [str(self.code_dir)]
+        path = [*map(str, self.host_builds), str(self.code_dir)]
         for layer in reversed(self.layers):
             path += [str(layer / site), str(layer / "python")]
         return path

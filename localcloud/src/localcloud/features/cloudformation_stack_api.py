@@ -20,6 +20,7 @@ Regression tests: localcloud/tests/test_stack_updates.py, localcloud/tests/test_
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +53,7 @@ def _change(
     """``change()`` of ``stack`` (kind CREATE or UPDATE) with the deploy's patches; what fails
     is rolled back as CloudFormation rolls it back."""
     body, code = prepared
-    previous = stack.template
+    previous = json.dumps(stack.template_dict)  # as prepared (JSON), or as given (YAML)
     try:
         rt.stacks.run(rt, stack, body, code, change)
     except ValidationError:
@@ -107,6 +108,10 @@ def _build(rt: Runtime) -> Targets:
             return _UPDATE_STACK(self, name, template, role_arn, parameters, tags)
         body, code = rt.stacks.prepare(self, name, template, parameters)
         stack = self.get_stack(name)
+        previous = stack.stack_parameters  # UsePreviousValue (moto: KeyError for a default)
+        parameters = [{"ParameterKey": p["ParameterKey"], "ParameterValue": str(
+            previous.get(p["ParameterKey"], "")) if p.get("UsePreviousValue") in (True, "true")
+            else p.get("ParameterValue", "")} for p in parameters or []]  # fmt: skip
         _change(rt, stack, "UPDATE", (body, code),
                 lambda: _UPDATE_STACK(self, name, body, role_arn, parameters, tags))  # fmt: skip
         return stack

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localcloud.code import unpacked
-from localcloud.environments import EnvironmentPool, Spec, TooManyRequests
+from localcloud.environments import EnvironmentPool, Spec, TooManyRequests, default_runtime_python
+from localcloud.environments.host_build import POWERTOOLS_LAYER, host_builds, powertools_layer
 
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
@@ -34,15 +35,18 @@ if TYPE_CHECKING:
 __all__ = ["ProcessFunction", "Processes"]
 
 
-def _layers(fn: Any) -> list[Path]:
+def _layers(fn: Any, python: Path) -> list[Path]:
     """The content of each of the function's layers, in order (a template's own layer: the
-    directory its ContentUri names; a layer published as a zip: unpacked). A layer the local
-    cloud only stands in for (the public Powertools layer) has no content here."""
+    directory its ContentUri names; a layer published as a zip: unpacked; the public
+    Powertools layer, which the local cloud stands in for: host_build.powertools_layer)."""
     from moto.awslambda.utils import get_backend
 
     backend = get_backend(fn.account_id, fn.region)
     found = []
     for layer in fn.layers or []:
+        if POWERTOOLS_LAYER.match(layer["Arn"]):
+            found.append(powertools_layer(python))
+            continue
         body = getattr(backend.layers_versions_by_arn(layer["Arn"]), "code_bytes", b"")
         if body:
             found.append(unpacked(body))
@@ -88,12 +92,17 @@ class Processes:
         with self._lock:
             pool = self._pools.get(key)
             if pool is None:
-                credentials = self.runtime.authorizer.credentials.issue(fn.role, fn.function_name)
+                registry = self.runtime.authorizer.credentials
+                credentials = registry.issue(fn.role, fn.function_name, tls=True)
+                python = default_runtime_python()
+                layers = _layers(fn, python)
                 spec = Spec(
                     function_name=fn.function_name,
                     handler=function.handler,
                     code_dir=function.code_dir,
-                    layers=_layers(fn),
+                    layers=layers,
+                    host_builds=host_builds([function.code_dir, *layers], python),
+                    runtime_python=python,
                     variables=variables,
                     credentials={
                         "AWS_ACCESS_KEY_ID": credentials["AccessKeyId"],

@@ -152,7 +152,7 @@ def _parameter_values(stack: Any, given: list[dict[str, Any]]) -> dict[str, str]
     for parameter in given or []:
         key = parameter["ParameterKey"]
         if parameter.get("UsePreviousValue") in (True, "true"):
-            values[key] = str(stack.parameters.get(key, ""))
+            values[key] = str(stack.stack_parameters.get(key, ""))
         else:
             values[key] = str(parameter.get("ParameterValue", ""))
     return values
@@ -244,7 +244,9 @@ class StackOperations:
             lid: lam.get_function_configuration(FunctionName=n) for lid, n in functions.items()
         }
         fresh = {lid: n for lid, n in functions.items() if lid in code or n not in rt.handlers}
-        if fresh:
+        if fresh and rt.processes is not None:  # each function in its own processes
+            rt.processes.register(fresh, code, configs)
+        elif fresh:
             _register_handlers(fresh, code, configs, rt.handlers, region)
         remember_code(rt, functions, configs)
         for listener in list(rt.stack_listeners):

@@ -1,0 +1,165 @@
+"""Packages built for another machine, run on this one: the host build.
+
+``sam build`` installs a function's wheels for the function's architecture and runtime
+(arm64, cp313): an aarch64 ``.so`` cannot load on an x86_64 machine. :func:`host_builds`
+finds, in a code or layer directory, each distribution whose wheel tags name another machine
+or Python (its ``*.dist-info/WHEEL``), and installs the same name and version for the
+runtime's Python on this machine into a directory of its own, made once and cached
+(``$LOCALCLOUD_CACHE`` or ``~/.cache/localcloud/host-builds``), that goes before the code on
+the environment's path. It says so on stderr, naming the package and both platforms.
+
+:func:`powertools_layer`: the content of the public Powertools layer (which the local cloud
+resolves but cannot download): the aws-lambda-powertools version this machine has (else
+the latest 3.x) with every extra, as that layer ships it, built the same way.
+
+The installer is ``uv`` (beside this Python or on PATH), else the runtime Python's pip; it
+needs the package index or its cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from importlib import metadata
+from pathlib import Path
+
+__all__ = [
+    "POWERTOOLS_LAYER",
+    "HostBuildError",
+    "foreign_distributions",
+    "host_builds",
+    "powertools_layer",
+]
+
+#: the public Powertools for AWS Lambda (Python) layers, published by account 017000801446
+POWERTOOLS_LAYER = re.compile(
+    r"arn:aws[a-z-]*:lambda:[^:]+:017000801446:layer:AWSLambdaPowertoolsPy"
+)
+LOG = logging.getLogger(__name__)
+_LOCK = threading.Lock()
+_TAGS: dict[Path, str] = {}
+
+
+class HostBuildError(RuntimeError):
+    """The installer could not build a package for this machine (its output says why)."""
+
+
+def _machine() -> str:
+    machine = platform.machine().lower()
+    return {"arm64": "aarch64", "amd64": "x86_64"}.get(machine, machine)
+
+
+def _foreign(tag: str, python_tag: str) -> bool:
+    """A wheel tag (``cp313-cp313-manylinux_2_17_aarch64``) this machine's ``python_tag``
+    (``cp313``) cannot load: another machine, or another CPython's ABI."""
+    interpreter, abi, plat = [*tag.split("-"), "", "", ""][:3]
+    if plat == "any":
+        return False
+    if _machine() not in plat.replace("arm64", "aarch64"):
+        return True
+    return abi not in ("abi3", "none") and interpreter != python_tag
+
+
+def foreign_distributions(directory: Path, python_tag: str) -> list[tuple[str, str, str]]:
+    """(name, version, first tag) of each distribution in ``directory`` (a task root, or a
+    layer's python/ and python/lib/pythonX.Y/site-packages) that this machine cannot load."""
+    roots = [directory, directory / "python", *directory.glob("python/lib/python*/site-packages")]
+    found = []
+    for root in roots:
+        for info in sorted(root.glob("*.dist-info")) if root.is_dir() else ():
+            wheel = _lines(info / "WHEEL")
+            tags = [line.split(":", 1)[1].strip() for line in wheel if line.startswith("Tag:")]
+            if tags and all(_foreign(tag, python_tag) for tag in tags):
+                header = (line.partition(":") for line in _lines(info / "METADATA")[:20])
+                meta = {k.strip(): v.strip() for k, _, v in header}
+                found.append((meta.get("Name", info.name), meta.get("Version", ""), tags[0]))
+    return found
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _python_tag(python: Path) -> str:
+    """``cp313`` for a Python 3.13 (asked once per Python)."""
+    with _LOCK:
+        if python not in _TAGS:
+            _TAGS[python] = subprocess.run(  # noqa: S603 - the runtime's Python
+                [str(python), "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"],
+                capture_output=True, text=True, check=True,
+            ).stdout.strip()  # fmt: skip
+        return _TAGS[python]
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("LOCALCLOUD_CACHE") or Path.home() / ".cache" / "localcloud"
+    return Path(base) / "host-builds"
+
+
+def _install(python: Path, requirements: list[str], *, deps: bool, why: str) -> Path:
+    """``requirements`` installed for ``python`` on this machine, once: the directory."""
+    key = hashlib.sha256(
+        "\n".join([str(python.resolve()), _machine(), str(deps), *sorted(requirements)]).encode()
+    ).hexdigest()[:16]
+    target = _cache_root() / key
+    with _LOCK:
+        if (target / ".complete").exists():
+            return target
+        LOG.warning("%s; installing %s for %s (%s) into %s", why, " ".join(requirements),
+                    _machine(), python, target)  # fmt: skip
+        partial = target.with_name(f"{key}.{os.getpid()}")
+        shutil.rmtree(partial, ignore_errors=True)
+        search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+        uv = shutil.which("uv", path=search)
+        command = [uv, "pip", "install", "--python", str(python)] if uv else [
+            str(python), "-m", "pip", "install", "--disable-pip-version-check"]  # fmt: skip
+        command += ["--target", str(partial), "--only-binary", ":all:", *requirements]
+        command += [] if deps else ["--no-deps"]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
+        if done.returncode != 0:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise HostBuildError(f"{' '.join(command)} failed: {done.stderr.strip()[-800:]}")
+        (partial / ".complete").write_text("\n".join(requirements))
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+        return target
+
+
+def host_builds(directories: list[Path], python: Path) -> list[Path]:
+    """For each of ``directories`` holding packages this machine cannot load, a directory of
+    the same packages built for it (to go before them on the path)."""
+    python_tag = _python_tag(python)
+    builds = []
+    for directory in directories:
+        foreign = foreign_distributions(directory, python_tag)
+        if foreign:
+            names = ", ".join(f"{n} {v} ({t})" for n, v, t in foreign)
+            why = f"{directory} has {names}, not for {python_tag} on {_machine()}"
+            pins = [f"{n}=={v}" for n, v, _ in foreign]
+            builds.append(_install(python, pins, deps=False, why=why))
+    return builds
+
+
+def powertools_layer(python: Path) -> Path:
+    """The public Powertools layer's content for ``python``: a directory with python/."""
+    try:
+        version = f"=={metadata.version('aws-lambda-powertools')}"
+    except metadata.PackageNotFoundError:
+        version = ">=3,<4"
+    why = "the public Powertools layer (not downloadable here) is built from its package"
+    build = _install(python, [f"aws-lambda-powertools[all]{version}"], deps=True, why=why)
+    layer = build.with_name(f"{build.name}-layer")
+    if not layer.exists():
+        layer.mkdir()
+        (layer / "python").symlink_to(build)
+    return layer
