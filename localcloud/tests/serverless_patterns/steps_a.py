@@ -399,15 +399,9 @@ STEPS: dict[str, Steps] = {
         eventbridge_lambda_fsx_openzfs_periodic_replication
     ),
     "eventbridge-rule-to-ssm-automation-sam": eventbridge_rule_to_ssm_automation_sam,
+    # its functions in processes of their own (corpus.json): a configuration update reaches
+    # the next environment
+    "eventbridge-schedule-to-lambda-dlq-sam-python": eventbridge_schedule_to_lambda_dlq_sam_python,
 }
 
-PENDING: dict[str, tuple[Steps, str]] = {
-    "eventbridge-schedule-to-lambda-dlq-sam-python": (
-        eventbridge_schedule_to_lambda_dlq_sam_python,
-        "UpdateFunctionConfiguration's Environment never reaches the in-process handler: the "
-        "functions share the process's os.environ, set once at deploy "
-        "(stack/deploy.py _register_handlers/_function_environment), so SIMULATE_FAILURE=true "
-        "is not seen and the second run succeeds instead of reaching the Lambda DLQ (the "
-        "first run and the scheduler-DLQ part pass)",
-    ),
-}
+PENDING: dict[str, tuple[Steps, str]] = {}
