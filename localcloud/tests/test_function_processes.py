@@ -5,8 +5,10 @@ its configuration as it is now."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -23,6 +25,10 @@ pytestmark = [
 
 CODE = """\
 import os
+import subprocess
+import sys
+import threading
+import time
 import boto3
 def handler(event, context):
     try:
@@ -32,6 +38,25 @@ def handler(event, context):
         listed = type(exc).__name__ + ": " + str(exc)
     return {"queue": os.environ["QUEUE_URL"], "listed": listed,
             "function": os.environ["AWS_LAMBDA_FUNCTION_NAME"]}
+def slow(event, context):
+    time.sleep(event.get("sleep", 0.3))
+    if event.get("then_put"):  # after a sleep past the timeout: must never happen
+        boto3.client("s3").put_object(Bucket=os.environ["BUCKET"], Key="late", Body=b"x")
+    return {"pid": os.getpid()}
+def aside(event, context):  # the function's credentials, from a thread and a subprocess
+    listing = "import boto3, os; boto3.client('s3').list_objects_v2(Bucket=os.environ['BUCKET'])"
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(_outcome(listing)))
+    thread.start()
+    thread.join()
+    child = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True)
+    return {"thread": seen[0], "subprocess": "AccessDenied" in child.stderr or child.returncode}
+def _outcome(code):
+    try:
+        exec(code, {})
+        return "allowed"
+    except Exception as exc:
+        return type(exc).__name__ + str(exc)[:60]
 """
 TEMPLATE = """\
 AWSTemplateFormatVersion: "2010-09-09"
@@ -53,6 +78,62 @@ Resources:
     Type: AWS::Serverless::Function
     Properties:
       Environment: {Variables: {QUEUE_URL: second, BUCKET: !Ref Box}}
+  Aside:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: index.aside
+      Environment: {Variables: {BUCKET: !Ref Box}}
+  Slow:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: index.slow
+      Timeout: 1
+      Environment: {Variables: {BUCKET: !Ref Box}}
+      Policies: [{S3CrudPolicy: {BucketName: !Ref Box}}]
+  Single:
+    Type: AWS::Serverless::Function
+    Properties:
+      Handler: index.slow
+      ReservedConcurrentExecutions: 1
+  Fan:
+    Type: AWS::Serverless::StateMachine
+    Properties:
+      Policies: [{LambdaInvokePolicy: {FunctionName: !Ref Slow}},
+                 {LambdaInvokePolicy: {FunctionName: !Ref Single}}]
+      Definition:
+        StartAt: Each
+        States:
+          Each:
+            Type: Map
+            ItemsPath: $.items
+            MaxConcurrency: 0
+            ItemProcessor:
+              StartAt: Call
+              States:
+                Call:
+                  Type: Task
+                  Resource: arn:aws:states:::lambda:invoke
+                  Parameters: {FunctionName.$: $.function, Payload: {sleep: 0.3}}
+                  OutputPath: $.Payload
+                  Retry:
+                    - ErrorEquals: [Lambda.TooManyRequestsException]
+                      IntervalSeconds: 1
+                      MaxAttempts: 99
+                      BackoffRate: 1
+                  End: true
+            End: true
+  Late:
+    Type: AWS::Serverless::StateMachine
+    Properties:
+      Policies: [{LambdaInvokePolicy: {FunctionName: !Ref Slow}}]
+      Definition:
+        StartAt: Call
+        States:
+          Call:
+            Type: Task
+            Resource: arn:aws:states:::lambda:invoke
+            Parameters: {FunctionName: !Ref Slow, Payload: {sleep: 3, then_put: true}}
+            End: true
 """
 
 
@@ -86,3 +167,64 @@ def test_a_configuration_update_reaches_the_next_environment(cloud: LocalCloud) 
         FunctionName=name, Environment={"Variables": {"QUEUE_URL": "third", "BUCKET": "x"}}
     )
     assert call(cloud, "Other")["queue"] == "third"
+
+
+def run(cloud: LocalCloud, machine: str, execution_input: dict[str, object]) -> dict[str, Any]:
+    sfn = boto3.client("stepfunctions")
+    arn = sfn.start_execution(stateMachineArn=cloud.outputs.get(machine) or _machine(machine),
+                              input=json.dumps(execution_input))["executionArn"]  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        described = sfn.describe_execution(executionArn=arn)
+        if described["status"] != "RUNNING":
+            return dict(described)
+        time.sleep(0.1)
+    raise AssertionError(f"{arn} still running")
+
+
+def _machine(logical_id: str) -> str:
+    machines = boto3.client("stepfunctions").list_state_machines()["stateMachines"]
+    return next(m["stateMachineArn"] for m in machines if logical_id in m["name"])
+
+
+def test_concurrent_calls_run_in_environments_of_their_own(cloud: LocalCloud) -> None:
+    """20 calls at once: several environments of Slow; Single (ReservedConcurrentExecutions
+    1) throttles the others (Lambda.TooManyRequestsException) and the Retry gets each done:
+    every item once, one environment."""
+    items = [{"function": cloud.functions["Slow"]}] * 10 + [
+        {"function": cloud.functions["Single"]}] * 10  # fmt: skip
+    cloud.clock.scale = 0.05  # the Retry's 1 s waits really wait (50 ms) for the busy one
+    try:
+        done = run(cloud, "Fan", {"items": items})
+    finally:
+        cloud.clock.scale = 0.0
+    assert done["status"] == "SUCCEEDED", (done.get("error"), done.get("cause"))
+    pids = [r["pid"] for r in json.loads(done["output"])]
+    assert len(pids) == 20
+    assert len(set(pids[:10])) > 1  # Slow: calls ran at once, each in an environment
+    assert len(set(pids[10:])) == 1  # Single: one environment, never two calls at once
+    history = boto3.client("stepfunctions").get_execution_history(
+        executionArn=done["executionArn"], maxResults=1000)["events"]  # fmt: skip
+    errors = [e["taskFailedEventDetails"]["error"] for e in history if e["type"] == "TaskFailed"]
+    assert "Lambda.TooManyRequestsException" in errors
+
+
+def test_a_timed_out_call_is_stopped_with_what_it_would_have_done(cloud: LocalCloud) -> None:
+    done = run(cloud, "Late", {})
+    assert done["status"] == "FAILED"
+    assert done["error"] == "Sandbox.Timedout", done
+    time.sleep(2.5)  # past the handler's own sleep: the environment was stopped, no write
+    listed = boto3.client("s3").list_objects_v2(Bucket=cloud.outputs.get("Box") or _box())
+    assert "Contents" not in listed
+
+
+def _box() -> str:
+    return next(
+        b["Name"] for b in boto3.client("s3").list_buckets()["Buckets"] if "box" in b["Name"]
+    )
+
+
+def test_threads_and_subprocesses_call_with_the_functions_credentials(cloud: LocalCloud) -> None:
+    reply = call(cloud, "Aside")
+    assert reply["thread"].startswith("AccessDenied")
+    assert reply["subprocess"] is True
