@@ -203,7 +203,7 @@ def floor(cloud: LocalCloud, n: int) -> dict[str, float]:
         call("UpdateItem", ddb.update_item, ReturnValues="UPDATED_NEW", **update)
         body = call("GetObject", s3.get_object, Bucket=bucket, Key=key, VersionId=version)
         body["Body"].read()
-        output = f"processed/orders/floor/{i:05d}.jsonl"
+        output = f"processed/orders/ingest_date=2026-11-30/floor/{i:05d}.jsonl"
         call("PutObject", s3.put_object, Bucket=bucket, Key=output, Body=GOOD, Metadata={"a": "b"})
         update = _update(
             record,

@@ -69,7 +69,6 @@ from boto3.s3.transfer import TransferConfig
 
 from bench_large_memory import LambdaMemory, RssPeak
 from bench_transform import SEED, _values
-from ingest_pipeline.logic import keys
 from ingest_pipeline.logic.contracts import load_contract
 from ingest_tools.local_pipeline import Pipeline
 from localcloud.cloud import LocalCloud
@@ -228,7 +227,7 @@ def run_one(
     result.outcome = str(record.get("outcome") or record.get("error_code") or "")
     if run.status == "SUCCEEDED":
         result.rows = int(record.get("row_count", -1))
-        out = p.s3.head_object(Bucket=p.bucket, Key=keys.output_key(key))
+        out = p.s3.head_object(Bucket=p.bucket, Key=str(record["output_key"]))
         result.output_bytes = int(out["ContentLength"])
     else:
         result.note = f"{run.error}: {(run.cause or '')[:300]}"
@@ -248,7 +247,7 @@ def run_one(
             rss.by_function.get(name),
         )
     # Leave the next run a clean bucket (moto's temp files, its in-memory listings).
-    for prefix in (key, keys.output_key(key)):
+    for prefix in (key, str(record.get("output_key") or key)):
         for v in p.s3.list_object_versions(Bucket=p.bucket, Prefix=prefix).get("Versions", []):
             p.s3.delete_object(Bucket=p.bucket, Key=v["Key"], VersionId=v["VersionId"])
     return result

@@ -59,6 +59,10 @@ WORKFLOW_INDEPENDENT = {
     "tests/e2e/test_stack_update.py",
     # the functions' own code on the README's sample events, no execution
     "tests/e2e/test_local_invoke.py",
+    # sam deploy of its own stack: STANDARD, then an update to EXPRESS
+    "tests/e2e/test_sam_deploy.py",
+    # Glue tables and the outputs DuckDB reads (the same in both workflow types)
+    "tests/e2e/test_glue_tables.py",
 }
 # Modules that run in both passes, but where only the named tests start executions of the
 # per-object workflow whose outcome may differ with WorkflowType: what the template changes with

@@ -16,8 +16,6 @@ as the deployed values; ``tests/unit/test_config.py`` keeps the two in step.
 An empty variable counts as unset (its default applies, or it is reported as missing).
 """
 
-from __future__ import annotations
-
 import functools
 import os
 from collections.abc import Mapping

@@ -27,12 +27,17 @@ class PlanModel(Struct, frozen=True, kw_only=True, rename="camel"):
     chunk_count: Annotated[int, Meta(ge=0)]  # chunkCount
     round: Annotated[int, Meta(ge=1)]
     max_concurrency: Annotated[int, Meta(ge=1)] = 1  # maxConcurrency
+    # the UTC date the object landed (its Last-Modified): the output's partition
+    ingest_date: Annotated[str, Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]  # ingestDate
+    header_key: str = ""  # headerKey: "" = the object's first headerEnd bytes
+    mode: str = "byte-range"  # logic.formats.SplitMode
 
 
 class ChunkModel(Struct, frozen=True, kw_only=True):
     index: Annotated[int, Meta(ge=0)]
     start: Annotated[int, Meta(ge=0)]
     stop: Annotated[int, Meta(ge=0)]
+    key: str = ""  # a piece SplitObject wrote (its single pass); "" = a byte range
 
 
 class ChunkRequest(Struct, frozen=True, kw_only=True, rename=_EXECUTION_ARN):

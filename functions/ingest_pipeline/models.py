@@ -7,13 +7,11 @@ it and makes the reconciler's writes; ``tests/unit/test_state_record_sync.py`` c
 ASL and template.yaml use exactly these names.
 """
 
-from __future__ import annotations
-
 import re
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 from msgspec import Meta, Struct
 from msgspec.structs import replace
@@ -95,7 +93,7 @@ class FailureRequest(Struct, frozen=True, kw_only=True, rename="camel"):
         """0 when the claim itself failed (no attempt was started)."""
         return self.state.claim.attempt if self.state.claim else 0
 
-    def with_error_class(self, error_class: ErrorClass) -> FailureRequest:
+    def with_error_class(self, error_class: ErrorClass) -> "FailureRequest":
         return replace(self, error_class=error_class)
 
 
@@ -111,8 +109,9 @@ def parse_event(event: Any, model: type[M]) -> M:
         raise InvalidEventError(f"invalid {model.__name__} event: {exc.summary()}") from exc
 
 
-_SCHEDULE_ARN = re.compile(r"^arn:aws[a-z-]*:scheduler:")
-_SCHEDULED_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
+# Compiled when a ScheduleRun is first checked (re's cache): only ReconcileFunction reads one.
+_SCHEDULE_ARN = r"^arn:aws[a-z-]*:scheduler:"
+_SCHEDULED_TIME = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$"
 
 
 class ScheduleRun(Struct, frozen=True, kw_only=True, rename="camel"):
@@ -133,10 +132,10 @@ class ScheduleRun(Struct, frozen=True, kw_only=True, rename="camel"):
                     f"{value} was not substituted: Scheduler's context attributes are spelled "
                     "with hyphens (<aws.scheduler.execution-id>), and only in the schedule's Input"
                 )
-        if not _SCHEDULE_ARN.match(self.schedule_arn):
-            raise ValueError(f"scheduleArn should match {_SCHEDULE_ARN.pattern!r}")
-        if not _SCHEDULED_TIME.match(self.scheduled_time):
-            raise ValueError(f"scheduledTime should match {_SCHEDULED_TIME.pattern!r}")
+        if not re.match(_SCHEDULE_ARN, self.schedule_arn):
+            raise ValueError(f"scheduleArn should match {_SCHEDULE_ARN!r}")
+        if not re.match(_SCHEDULED_TIME, self.scheduled_time):
+            raise ValueError(f"scheduledTime should match {_SCHEDULED_TIME!r}")
 
 
 class ReconcileRequest(Struct, frozen=True, kw_only=True):
@@ -283,11 +282,44 @@ OPEN_INDEX_PROJECTION: tuple[Attr, ...] = (
 )
 
 
-@dataclass(frozen=True)
 class ObjectVersion:
+    """One object version of the state table: what ``@dataclass(frozen=True)`` would make of
+    the three fields, written out (a dataclass compiles its methods at every import, about
+    1 ms of every function's cold start): init, repr, eq, hash, immutable, ``vars()``."""
+
+    __match_args__ = ("bucket", "key", "version_id")
     bucket: str
     key: str
     version_id: str
+
+    def __init__(self, bucket: str, key: str, version_id: str) -> None:
+        object.__setattr__(self, "bucket", bucket)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "version_id", version_id)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(bucket={self.bucket!r}, key={self.key!r}, "
+            f"version_id={self.version_id!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ObjectVersion) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.bucket, self.key, self.version_id) == (
+            other.bucket,
+            other.key,
+            other.version_id,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.bucket, self.key, self.version_id))
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     @property
     def pk(self) -> str:
@@ -306,8 +338,7 @@ class ObjectVersion:
         return {"bucket": self.bucket, "key": self.key, "versionId": self.version_id}
 
 
-@dataclass(frozen=True)
-class OpenRecord:
+class OpenRecord(Struct, frozen=True):
     """A state record that still needs attention (from the OpenStateIndex)."""
 
     object: ObjectVersion

@@ -10,15 +10,22 @@ the X-Ray SDK can patch that is installed (requests, sqlite3, ...) on each cold 
 
 The X-Ray SDK itself is imported only where tracing is enabled (``XRayProvider``): powertools
 imports ``aws_xray_sdk.core`` whenever a Tracer is built, even a disabled one, and outside
-Lambda that SDK builds a client for centralized sampling on import.
+Lambda that SDK builds a client for centralized sampling on import. Where it is imported,
+``asyncio`` is deferred (``defer_import``): the SDK's wrapt (2.x, from the Powertools layer)
+imports it at import time for decorators the functions never use, about 11 ms of every traced
+cold start on Python 3.13 (docs/performance.md, Cold start).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
+import types
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
 from functools import cached_property
+from importlib.util import find_spec, module_from_spec
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -63,6 +70,60 @@ class _NoSegment(BaseSegment):
         pass
 
 
+# The modules the X-Ray SDK's dependencies import but the functions never use: wrapt 2.x's
+# ``wrapt.synchronization`` imports asyncio (about 30 modules) for its async decorators.
+DEFERRED_BY_XRAY = ("asyncio",)
+_DEFERRED_LOCK = threading.RLock()
+_DEFERRED_RUNNING: set[str] = set()
+
+
+class _DeferredModule(types.ModuleType):
+    """A module in ``sys.modules`` whose code runs on the first access to an attribute it does
+    not have yet (``import name`` alone does not run it). Unlike ``importlib.util.LazyLoader``,
+    its ``__spec__`` can be read without loading it, which ``import`` statements do."""
+
+    def __getattr__(self, attr: str) -> Any:
+        spec = self.__spec__
+        if spec is None or spec.loader is None:  # never: defer_import gives it both
+            raise AttributeError(attr)
+        with _DEFERRED_LOCK:  # reentrant: the module's own code may look itself up as it runs
+            if type(self) is _DeferredModule and spec.name not in _DEFERRED_RUNNING:
+                _DEFERRED_RUNNING.add(spec.name)
+                try:
+                    spec.loader.exec_module(self)
+                except BaseException:
+                    sys.modules.pop(spec.name, None)  # as a failed import leaves it
+                    raise
+                finally:
+                    _DEFERRED_RUNNING.discard(spec.name)
+                object.__setattr__(self, "__class__", types.ModuleType)
+        if type(self) is _DeferredModule:  # looked up by its own code before it defines it
+            raise AttributeError(f"partially initialized module {spec.name!r} has no {attr!r}")
+        return getattr(self, attr)
+
+
+def defer_import(name: str) -> None:
+    """Put ``name`` (a top-level module not imported yet) in ``sys.modules`` unexecuted: its
+    code runs when an attribute of it is first used, if ever."""
+    if name in sys.modules:
+        return
+    spec = find_spec(name)
+    if spec is None or spec.loader is None:
+        return
+    module = module_from_spec(spec)
+    module.__class__ = _DeferredModule
+    sys.modules[name] = module
+
+
+def _xray_sdk() -> Any:
+    """``aws_xray_sdk.core``, imported without what it never needs here."""
+    for name in DEFERRED_BY_XRAY:
+        defer_import(name)
+    import aws_xray_sdk.core
+
+    return aws_xray_sdk.core
+
+
 class XRayProvider(BaseProvider):
     """The X-Ray SDK's recorder, imported the first time tracing needs it.
 
@@ -75,8 +136,7 @@ class XRayProvider(BaseProvider):
 
     @cached_property
     def recorder(self) -> Any:
-        from aws_xray_sdk.core import xray_recorder
-
+        xray_recorder = _xray_sdk().xray_recorder
         # What powertools does for its own X-Ray provider: send each subsegment as it ends
         # (powertools-lambda-python issue 283).
         xray_recorder.configure(streaming_threshold=0)
@@ -110,10 +170,8 @@ class XRayProvider(BaseProvider):
 
     def patch(self, modules: Sequence[str]) -> None:
         # Powertools calls it from Tracer() when tracing is enabled (never when disabled).
-        from aws_xray_sdk.core import patch
-
         _ = self.recorder  # configured before it patches, as the SDK asks
-        patch(modules)
+        _xray_sdk().patch(modules)
 
     def patch_all(self) -> None:
         # ``tracer.patch()`` without modules: all that the functions use.

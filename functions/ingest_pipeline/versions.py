@@ -19,10 +19,11 @@ bucket's version listing (``newer_by_listing``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
+
+from msgspec import Struct
 
 from ingest_pipeline.errors import TransientError
 
@@ -75,8 +76,7 @@ def _content_part(version_id: str | None, index: int) -> str | None:
 # --- the order of two versions of a key -----------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SourceVersion:
+class SourceVersion(Struct, frozen=True):
     """What is known about the order of one version of a key."""
 
     version_id: str
@@ -132,8 +132,7 @@ class Reads(Protocol):
     def key_versions(self, bucket: str, key: str) -> Sequence[str]: ...  # newest first
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """``before_write``'s answer: the newer version that owns the output (do not write), or
     None and the write's ``metadata`` and condition (If-Match / If-None-Match)."""
 

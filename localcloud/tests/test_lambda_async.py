@@ -18,7 +18,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
-from localcloud.features.lambda_async import AsyncInvocation, async_invocations
+from localcloud.features.lambda_async import async_invocations
+from localcloud.runtime import AsyncInvocation
 
 pytestmark = [pytest.mark.e2e]
 

@@ -25,7 +25,6 @@ from urllib.parse import quote_plus, unquote_plus
 import boto3
 import pytest
 
-from ingest_pipeline.logic import keys
 from ingest_tools.local_pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver, RedriveReport
 from tests.support import sample_file
@@ -256,7 +255,7 @@ def test_published_sample_is_redriven_to_a_processed_object(p: Pipeline, case: s
     assert record is not None, f"no state record for {key} {version}"
     assert (record["status"], record["outcome"]) == ("SUCCEEDED", "PROCESSED")
     assert record["trigger_source"] == "ingest-pipeline.redrive"
-    assert p.read(keys.output_key(key)).count(b"\n") == 2
+    assert p.read(p.output_key(key)).count(b"\n") == 2
     assert depth(p) == 0
 
 

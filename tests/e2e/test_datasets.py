@@ -63,7 +63,7 @@ def test_a_dataset_registered_at_run_time_is_processed_and_recorded(
     key = "incoming/shipments/2026/a.csv"
     version, run = p.ingest(key, b"shipment_id,weight_kg\nS-1,1.25\nS-2,0.5\n")
     assert run.path[-1] == "RecordSuccess", run.cause
-    assert p.read("processed/shipments/2026/a.jsonl") == (
+    assert p.read(p.output_key(key)) == (
         b'{"shipment_id":"S-1","weight_kg":"1.25"}\n{"shipment_id":"S-2","weight_kg":"0.5"}\n'
     )
     record = p.record(key, version)
@@ -106,8 +106,8 @@ def test_each_object_uses_the_version_current_when_it_was_claimed(
     version_b, run_b = p.ingest(key_b, b"shipment_id;weight_kg;carrier\nS-2;0.5;DHL\n")
 
     assert (run_a.path[-1], run_b.path[-1]) == ("RecordSuccess", "RecordSuccess")
-    assert p.read("processed/shipments/a.jsonl") == b'{"shipment_id":"S-1","weight_kg":"1.25"}\n'
-    assert p.read("processed/shipments/b.jsonl") == (
+    assert p.read(p.output_key(key_a)) == b'{"shipment_id":"S-1","weight_kg":"1.25"}\n'
+    assert p.read(p.output_key(key_b)) == (
         b'{"shipment_id":"S-2","weight_kg":"0.5","carrier":"DHL"}\n'
     )
     record_a, record_b = p.record(key_a, version_a), p.record(key_b, version_b)

@@ -146,7 +146,9 @@ def test_good_file_is_processed(stack: Stack) -> None:
     record = stack.final_record(key, version)
     assert (record["status"], record["attempt"]) == ("SUCCEEDED", 1)
     output = record["output_key"]
-    assert output == "processed/" + key.removeprefix("incoming/").removesuffix(".csv") + ".jsonl"
+    dataset, _, stem = key.removeprefix("incoming/").removesuffix(".csv").partition("/")
+    assert output.startswith(f"processed/{dataset}/ingest_date=")
+    assert output.endswith(f"/{stem}.jsonl")
     assert len(stack.read(output).splitlines()) == 2
 
 

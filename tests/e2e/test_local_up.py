@@ -110,7 +110,7 @@ def test_local_up_serves_the_pipeline_to_the_aws_cli(
     item = wait_for(record, timeout=30, interval=0.1, what="the object to be processed")
     assert item["pk"]["S"] == f"s3://{bucket}/{key}"
     s3 = session.client("s3", endpoint_url=endpoint)
-    out = s3.get_object(Bucket=bucket, Key="processed/orders/from-cli.jsonl")["Body"].read()
+    out = s3.get_object(Bucket=bucket, Key=item["output_key"]["S"])["Body"].read()
     assert len(out.splitlines()) == 2
 
 

@@ -16,7 +16,6 @@ from ingest_pipeline import versions
 from ingest_pipeline.dal import s3 as s3_dal
 from ingest_pipeline.dal import state
 from ingest_pipeline.errors import AccessDeniedError
-from ingest_pipeline.logic import keys
 from ingest_pipeline.logic.reconcile import ObjectVersion
 from ingest_tools.local_pipeline import Pipeline
 from ingest_tools.recovery.redrive import RedriveOptions, Redriver
@@ -27,7 +26,6 @@ pytestmark = pytest.mark.e2e
 GOOD = sample_file("orders-good.csv")
 NEWER = GOOD.replace(b"o-1002", b"o-2002")
 KEY = "incoming/orders/2026-11-21.csv"
-OUTPUT = "processed/orders/2026-11-21.jsonl"
 
 
 @pytest.fixture
@@ -87,7 +85,7 @@ def test_event_without_version_id_resolves_the_version_before_claiming(p: Pipeli
     record = p.record(KEY, version)  # keyed on the version S3 gave the upload
     assert record is not None and record["status"] == "SUCCEEDED"
     assert record["version_id"] == version and record["outcome"] == "PROCESSED"
-    assert p.read(OUTPUT).count(b"\n") == 2
+    assert p.read(p.output_key(KEY)).count(b"\n") == 2
 
 
 def test_unversioned_bucket_keys_each_write_on_its_content_version(p: Pipeline) -> None:
@@ -109,7 +107,7 @@ def test_unversioned_bucket_keys_each_write_on_its_content_version(p: Pipeline) 
     versions = sorted(i["version_id"]["S"] for i in items)
     assert len(versions) == 2 and all(v.startswith("null.") for v in versions)
     assert {i["status"]["S"] for i in items} == {"SUCCEEDED"}
-    assert b"o-2002" in p.read(OUTPUT)
+    assert b"o-2002" in p.read(p.output_key(KEY))
 
     # The reconciler's listing names the current write with the same identity, so it finds
     # its record and does not take it for a missed event.
@@ -161,7 +159,7 @@ def test_older_version_arriving_late_does_not_replace_the_newer_output(
     newer = p.wait(p.start(p.rule_input(event2)))
     older = p.wait(p.start(p.rule_input(event1)))  # v1's event arrives last
 
-    output = keys.output_key(key)
+    output = p.output_key(key)
     assert newer.status == older.status == "SUCCEEDED"
     assert b"o-2002" in p.read(output)  # still v2's rows
     assert p.versions(output) == 1  # v1 never wrote
@@ -185,8 +183,8 @@ def test_reprocessing_an_older_version_is_superseded_too(p: Pipeline) -> None:
 
     assert run.status == "SUCCEEDED"
     assert p.record(KEY, v1)["outcome"] == "SUPERSEDED"  # type: ignore[index]
-    assert b"o-2002" in p.read(OUTPUT)
-    assert p.versions(OUTPUT) == 2  # v1's first run, then v2's; nothing after
+    assert b"o-2002" in p.read(p.output_key(KEY))
+    assert p.versions(p.output_key(KEY)) == 2  # v1's first run, then v2's; nothing after
 
 
 def test_a_trigger_that_cannot_be_claimed_notifies_operations_and_the_reconciler_finds_it(
@@ -287,7 +285,7 @@ def test_cloudtrail_dead_letter_is_redriven_to_a_processed_object(p: Pipeline) -
     record = p.record(KEY, version)
     assert record is not None and record["status"] == "SUCCEEDED"
     assert record["trigger_source"] == "ingest-pipeline.redrive"
-    assert p.read(OUTPUT).count(b"\n") == 2
+    assert p.read(p.output_key(KEY)).count(b"\n") == 2
     assert dlq_depth(p) == 0
     (delivered,) = [d for d in p.deliveries_for(KEY) if d.status == "DELIVERED"]
     provenance = delivered.event["detail"]["redrive"]

@@ -81,7 +81,7 @@ def test_missed_event_is_started_once_even_when_the_run_is_delivered_twice(p: Pi
     )
     (execution,) = p.executions_for(key)
     assert execution.name.startswith("start-missed-")
-    assert p.versions("processed/orders/missed.jsonl") == 1
+    assert p.versions(p.output_key(key)) == 1
     run = p.run_record(when)
     assert run is not None
     assert (run["status"], run["claims"], run["duplicate_deliveries"]) == ("SUCCEEDED", 1, 1)
@@ -150,7 +150,7 @@ def test_stuck_running_claim_is_recovered_after_its_lease(p: Pipeline) -> None:
     # The dead execution's Lambda had finished its write before the execution was lost, so
     # the object was processed twice: the same rows, written again (a claim only fences the
     # record, not a side effect that already happened).
-    assert len(p.read("processed/orders/stuck.jsonl").splitlines()) == 2
+    assert len(p.read(p.output_key(key)).splitlines()) == 2
 
 
 def test_transient_failure_is_retried_once_its_backoff_elapsed(p: Pipeline) -> None:

@@ -26,7 +26,6 @@ from tests.support import wait_for
 pytestmark = pytest.mark.statemachine
 
 KEY = "incoming/orders/2026/11/23/large.csv"
-OUT = "processed/orders/2026/11/23/large.jsonl"
 HEADER = "order_id,customer_id,amount,currency,quantity,ordered_at,gift"
 # The per-object execution hands the object over; the large-object execution does the work.
 # ProcessObject raises SplitRequiredError; its first Catch starts the large-object workflow.
@@ -96,7 +95,7 @@ def test_several_chunks_make_the_single_paths_output(pipeline: Pipeline) -> None
     assert run.status == "SUCCEEDED", run.cause
     assert run.path == LARGE
     assert chunk_count(pipeline, run.arn) >= 4
-    assert pipeline.read(OUT) == single_path_output(body)
+    assert pipeline.read(pipeline.output_key(KEY)) == single_path_output(body)
     record = pipeline.record(KEY, version)
     assert record is not None
     assert (record["status"], record["outcome"], record["row_count"], record["bytes_in"]) == (
@@ -115,14 +114,14 @@ def test_quoted_newlines_across_chunk_cuts(pipeline: Pipeline) -> None:
     body = orders(30_000, customer='"c-{n}\nfloor 2\nbuilding B"')
     _, run = ingest_large(pipeline, body)
     assert run.status == "SUCCEEDED", run.cause
-    assert pipeline.read(OUT) == single_path_output(body)
+    assert pipeline.read(pipeline.output_key(KEY)) == single_path_output(body)
 
 
 def test_crlf_lines_and_a_bom(pipeline: Pipeline) -> None:
     body = b"\xef\xbb\xbf" + orders(50_000, newline="\r\n")
     _, run = ingest_large(pipeline, body)
     assert run.status == "SUCCEEDED", run.cause
-    output = pipeline.read(OUT)
+    output = pipeline.read(pipeline.output_key(KEY))
     assert output == single_path_output(body)
     assert json.loads(output.splitlines()[0])["order_id"] == "o-1"
 
@@ -174,7 +173,7 @@ def test_a_duplicate_during_a_running_large_execution_is_absorbed(pipeline: Pipe
         first,
     )
     assert record["attempt"] == 1
-    assert pipeline.read(OUT) == single_path_output(body)
+    assert pipeline.read(pipeline.output_key(KEY)) == single_path_output(body)
 
 
 def test_a_stale_large_execution_is_fenced_off(pipeline: Pipeline) -> None:
@@ -205,7 +204,7 @@ def test_a_stale_large_execution_is_fenced_off(pipeline: Pipeline) -> None:
         takeover.arn,
         2,
     )
-    assert pipeline.read(OUT) == single_path_output(body)
+    assert pipeline.read(pipeline.output_key(KEY)) == single_path_output(body)
 
 
 def test_a_chunk_failure_is_raised_by_its_name_and_routed_by_the_taxonomy(
@@ -253,7 +252,7 @@ def test_a_cut_inside_a_quoted_field_of_record_like_lines_is_planned_again(
     assert run.status == "SUCCEEDED", run.cause
     assert "UseRealignedPlan" in run.path
     assert run.path.count("ProcessChunks") == 2
-    assert pipeline.read(OUT) == single_path_output(body)
+    assert pipeline.read(pipeline.output_key(KEY)) == single_path_output(body)
 
 
 @pytest.mark.parametrize(
@@ -284,7 +283,7 @@ def test_a_published_object_created_event_for_a_large_object(
     record = pipeline.record(KEY, version)
     assert record is not None
     assert (record["status"], record["row_count"]) == ("SUCCEEDED", 30_000)
-    assert pipeline.read(OUT) == single_path_output(body)
+    assert pipeline.read(pipeline.output_key(KEY)) == single_path_output(body)
 
 
 def test_a_registered_contract_and_its_processor_apply_to_every_chunk(pipeline: Pipeline) -> None:
@@ -320,7 +319,7 @@ def test_a_registered_contract_and_its_processor_apply_to_every_chunk(pipeline: 
     assert run.status == "SUCCEEDED", run.cause
     assert chunk_count(pipeline, run.arn) >= 2
     expected = b"".join(convert(io.BytesIO(body), contract, Summary(dataset="contacts")))
-    assert pipeline.read("processed/contacts/large.jsonl") == expected
+    assert pipeline.read(pipeline.output_key(key)) == expected
     assert b'"email":"p***@example.com"' in expected[:200]
     record = pipeline.record(key, version)
     assert record is not None

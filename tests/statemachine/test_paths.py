@@ -36,9 +36,9 @@ def test_happy_path(pipeline: Pipeline) -> None:
     assert record["attempt"] == 1
     assert record["execution_arn"] == run.arn
     assert record["row_count"] == 2
-    assert record["output_key"] == "processed/orders/2026-11-21.jsonl"
+    assert record["output_key"] == pipeline.output_key(KEY)
     assert int(record["expires_at"]) > datetime.now(UTC).timestamp()
-    lines = pipeline.read("processed/orders/2026-11-21.jsonl").decode().splitlines()
+    lines = pipeline.read(pipeline.output_key(KEY)).decode().splitlines()
     assert [json.loads(line)["order_id"] for line in lines] == ["o-1001", "o-1002"]
     assert pipeline.notifications("OperationsTopicArn") == []
     assert pipeline.notifications("DataQualityTopicArn") == []
@@ -51,7 +51,10 @@ def test_awkward_keys_take_the_happy_path(pipeline: Pipeline, key: str) -> None:
     record = pipeline.record(key, version)
     assert record is not None and record["status"] == "SUCCEEDED"
     output = record["output_key"]
-    assert output == "processed/" + key.removeprefix("incoming/").removesuffix(".csv") + ".jsonl"
+    assert output == pipeline.output_key(key)
+    dataset, _, stem = key.removeprefix("incoming/").removesuffix(".csv").partition("/")
+    assert output.startswith(f"processed/{dataset}/ingest_date=")
+    assert output.endswith(f"/{stem}.jsonl")
     assert len(pipeline.read(output).splitlines()) == 2
 
 
@@ -66,7 +69,7 @@ def test_duplicate_of_succeeded_object_processes_nothing(pipeline: Pipeline) -> 
     assert again.output is not None
     assert again.output["existing"]["Item"]["status"]["S"] == "SUCCEEDED"
     assert again.invocations("invoke") == 0
-    assert pipeline.versions("processed/orders/2026-11-21.jsonl") == 1
+    assert pipeline.versions(pipeline.output_key(KEY)) == 1
     assert pipeline.record(KEY, version)["execution_arn"] == first.arn  # type: ignore[index]
 
 
@@ -76,7 +79,7 @@ def test_new_version_of_same_key_is_new_work(pipeline: Pipeline) -> None:
     assert v1 != v2
     assert first.path == second.path == HAPPY
     assert pipeline.record(KEY, v2)["attempt"] == 1  # type: ignore[index]
-    assert b"o-2002" in pipeline.read("processed/orders/2026-11-21.jsonl")
+    assert b"o-2002" in pipeline.read(pipeline.output_key(KEY))
 
 
 def test_duplicate_while_in_progress_ends_without_processing(pipeline: Pipeline) -> None:

@@ -78,7 +78,7 @@ VALUES: dict[str, Any] = {
     "bytesIn": 65536,
     "bytesOut": 131072,
     "sha256": "0" * 64,
-    "outputKey": "processed/orders/a.jsonl",
+    "outputKey": "processed/orders/ingest_date=2026-11-21/a.jsonl",
     "outcome": "PROCESSED",
     "supersededBy": "",
     "contractVersion": 0,

@@ -11,6 +11,9 @@ measures the times; these tests keep the causes away:
   Lambda it then builds a client for centralized sampling);
 * no handler reads a dataset contract before an object of that dataset is processed;
 * no handler imports pydantic, or powertools' batch utilities and event data classes;
+* no handler imports the Parquet module (or pyarrow) before a Parquet file is written;
+* where tracing is enabled, asyncio (which the X-Ray SDK's wrapt imports) is not run: not at
+  import, not by a traced invocation (``observability.defer_import``);
 * ReconcileFunction imports what only a run that starts or escalates needs on first use;
 * where tracing is enabled, an invocation still records its handler subsegment (with the
   annotations) and a subsegment per AWS call.
@@ -63,6 +66,11 @@ POWERTOOLS_UNUSED = (
 # What a handler imports only when an invocation needs it (ReconcileFunction: the Step
 # Functions / SNS adapter and the failure report, for a run that starts or escalates).
 DEFERRED = {"reconcile": ("ingest_pipeline.dal.workflow", "ingest_pipeline.logic.failure")}
+# Only an object of a Parquet dataset needs these (ProcessFunction's PyarrowLayer).
+PARQUET = ("ingest_pipeline.logic.parquet", "pyarrow")
+# What the X-Ray SDK's wrapt 2.x imports and the functions never use: asyncio's package stays
+# unexecuted (observability.DEFERRED_BY_XRAY), so none of its ~30 submodules is loaded.
+ASYNCIO_SUBMODULES = "asyncio."
 # The X-Ray SDK's recorder and patchers (not its package root: powertools turns the SDK off
 # through aws_xray_sdk.global_sdk_config, a few lines).
 XRAY_SDK = ("aws_xray_sdk.core", "aws_xray_sdk.ext")
@@ -130,8 +138,8 @@ after_import = list(contracts_opened)
 unwanted = sorted(
     name for name in sys.modules
     if name.split(".")[0] in {NOT_PATCHED + PYDANTIC!r}
-    or name.startswith({(PARSER_MODELS, *POWERTOOLS_UNUSED)!r})
-    or name in {DEFERRED.get(handler, ())!r}
+    or name.startswith({(PARSER_MODELS, *POWERTOOLS_UNUSED, ASYNCIO_SUBMODULES)!r})
+    or name in {DEFERRED.get(handler, ()) + PARQUET!r}
 )
 from aws_xray_sdk.core import patcher
 from ingest_pipeline.logic import contracts
@@ -182,7 +190,7 @@ print(json.dumps({{
 def test_a_traced_invocation_records_the_handler_and_its_aws_calls() -> None:
     """ResolveObjectVersion with tracing on: its HeadObject (stubbed) is traced by the botocore
     patch, inside the handler's subsegment; the X-Ray SDK's emitter is replaced by a list."""
-    entities = run_python(
+    result = run_python(
         """
 import datetime, json, os
 from botocore.stub import Stubber
@@ -231,9 +239,14 @@ class Context:
 
 resolve.handler({"object": {"bucket": "example-bucket", "key": "incoming/orders/a.csv"}}, Context())
 stubber.assert_no_pending_responses()
-print(json.dumps(emitter.sent))
+import sys
+
+asyncio_run = sorted(name for name in sys.modules if name.startswith("asyncio."))
+print(json.dumps({"sent": emitter.sent, "asyncio": asyncio_run}))
 """
     )
+    assert result["asyncio"] == []  # the deferred asyncio was not run by the invocation either
+    entities = result["sent"]
     by_name = {entity["name"]: entity for entity in entities}
     handler, call = by_name["## handler"], by_name["s3"]
     assert handler["parent_id"] == "53995c3f42cd8ad8"  # the function's segment (Lambda's)
@@ -263,3 +276,61 @@ def test_the_disabled_provider_records_nothing_and_loads_no_sdk() -> None:
     provider.put_annotation(key="k", value=True)
     provider.put_metadata(key="k", value="v")
     assert "recorder" not in vars(provider)  # the X-Ray SDK's recorder was never asked for
+
+
+def test_a_deferred_module_runs_on_first_use(tmp_path: Path) -> None:
+    """``defer_import``: ``import`` binds the module without running it; the first attribute
+    used runs it (as an import would have), once; a deferred module that fails to run is
+    left out of sys.modules, as a failed import is."""
+    (tmp_path / "deferred_boom.py").write_text("raise RuntimeError('boom')\n")
+    loaded = run_python(
+        f"""
+import json, sys
+from ingest_pipeline.observability import defer_import
+
+sys.path.insert(0, {str(tmp_path)!r})
+defer_import("deferred_boom")
+import deferred_boom
+
+try:
+    deferred_boom.anything
+    boom = None
+except RuntimeError as exc:
+    boom = str(exc)
+defer_import("asyncio")
+import asyncio
+
+before = sorted(name for name in sys.modules if name.startswith("asyncio."))
+
+
+async def answer():
+    await asyncio.sleep(0)
+    return 42
+
+
+result = asyncio.run(answer())
+from asyncio import Lock
+
+defer_import("ingest_pipeline.handlers._no_such_module")
+defer_import("json")  # already imported: left as it is
+print(json.dumps({{
+    "boom": [boom, "deferred_boom" in sys.modules],
+    "before": before,
+    "result": result,
+    "loaded": type(sys.modules["asyncio"]).__name__,
+    "lock": Lock.__module__,
+    "missing": "ingest_pipeline.handlers._no_such_module" in sys.modules,
+    "json": type(sys.modules["json"]).__name__,
+}}))
+""",
+        tracing=False,
+    )
+    assert loaded == {
+        "boom": ["boom", False],
+        "before": [],
+        "result": 42,
+        "loaded": "module",
+        "lock": "asyncio.locks",
+        "missing": False,
+        "json": "module",
+    }

@@ -14,14 +14,11 @@ import pytest
 
 from ingest_pipeline.errors import (
     CompressionError,
-    ConfigurationError,
     DataError,
     EmptyFileError,
     EncodingError,
     HeaderError,
-    InputTooLargeError,
     MalformedJsonError,
-    ObjectTooLargeError,
     SplitRequiredError,
     ValueTypeError,
 )
@@ -271,66 +268,56 @@ def test_jsonl_without_a_record_is_an_empty_file(data: bytes, says: str) -> None
 # --- the large-file path ----------------------------------------------------------------
 
 
-def test_chunks_only_of_uncompressed_utf8_csv() -> None:
-    with pytest.raises(ConfigurationError):
-        run(CSV.encode(), contract(format="jsonl"), stop_at=10)
+def test_a_chunk_of_any_dialect_or_jsonl_is_read_as_utf8() -> None:
     assert run(CSV.encode(), contract(), stop_at=len(CSV.encode()))[0] == EXPECTED
+    lines = EXPECTED.encode() if isinstance(EXPECTED, str) else EXPECTED
+    assert run(lines, contract(format="jsonl"), stop_at=len(lines))[0] == EXPECTED
 
 
 @pytest.mark.parametrize(
-    ("input_", "gzipped", "splittable", "described"),
+    ("input_", "gzipped", "mode", "described"),
     [
-        ({}, False, True, "CSV"),
-        ({}, True, False, "gzip-compressed CSV"),
-        ({"encoding": "UTF8"}, False, True, "CSV"),
-        ({"encoding": "latin-1"}, False, False, "CSV in latin-1"),
-        ({"delimiter": ";"}, False, False, "';'-separated CSV"),
-        ({"header": False}, False, False, "CSV without a header"),
-        ({"format": "jsonl"}, True, False, "gzip-compressed JSON Lines"),
+        ({}, False, formats.SplitMode.BYTE_RANGE, "CSV"),
+        ({}, True, formats.SplitMode.STREAM, "gzip-compressed CSV"),
+        ({"encoding": "UTF8"}, False, formats.SplitMode.BYTE_RANGE, "CSV"),
+        ({"encoding": "latin-1"}, False, formats.SplitMode.STREAM, "CSV in latin-1"),
+        ({"delimiter": ";"}, False, formats.SplitMode.BYTE_RANGE, "';'-separated CSV"),
+        ({"header": False}, False, formats.SplitMode.BYTE_RANGE, "CSV without a header"),
+        ({"format": "jsonl"}, False, formats.SplitMode.BYTE_RANGE, "JSON Lines"),
+        ({"format": "jsonl"}, True, formats.SplitMode.STREAM, "gzip-compressed JSON Lines"),
     ],
 )
-def test_what_the_large_file_path_can_split(
-    input_: dict[str, Any], gzipped: bool, splittable: bool, described: str
+def test_how_the_large_file_path_splits_each_input(
+    input_: dict[str, Any], gzipped: bool, mode: formats.SplitMode, described: str
 ) -> None:
     spec = contract(**input_).input
-    assert formats.splittable(spec, gzipped=gzipped) is splittable
+    assert formats.split_mode(spec, gzipped=gzipped) is mode
     assert formats.describe(spec, gzipped=gzipped) == described
+
+
+@pytest.mark.parametrize(
+    ("input_", "head", "gzipped"),
+    [
+        ({}, b"id", False),
+        ({}, formats.GZIP_MAGIC, True),
+        ({"compression": "gzip"}, b"", True),
+        ({"compression": "none"}, formats.GZIP_MAGIC, False),
+    ],
+)
+def test_whether_an_object_is_read_as_gzip(
+    input_: dict[str, Any], head: bytes, gzipped: bool
+) -> None:
+    assert formats.is_gzipped(contract(**input_).input, head) is gzipped
+
+
+def test_a_large_object_of_any_input_goes_to_the_large_file_path() -> None:
+    exc = process._split_required(_request(), 300 << 20, "its size")
+    assert type(exc) is SplitRequiredError and exc.details["size"] == 300 << 20
 
 
 def _request() -> ProcessRequest:
     obj = ObjectRef(bucket="bucket", key="incoming/things/a.csv.gz", version_id="v1")
     return ProcessRequest(object=obj, attempt=1, execution_arn="arn:x")
-
-
-@pytest.mark.parametrize(
-    ("input_", "head", "error_type"),
-    [
-        ({}, b"id", SplitRequiredError),
-        ({}, formats.GZIP_MAGIC, InputTooLargeError),
-        ({"compression": "gzip"}, b"", InputTooLargeError),
-        ({"compression": "none"}, formats.GZIP_MAGIC, SplitRequiredError),
-        ({"format": "jsonl"}, b"{}", InputTooLargeError),
-    ],
-)
-def test_a_large_object_goes_to_the_large_file_path_only_when_it_can_be_split(
-    monkeypatch: pytest.MonkeyPatch,
-    input_: dict[str, Any],
-    head: bytes,
-    error_type: type[Exception],
-) -> None:
-    monkeypatch.setattr(process.s3, "read_range", lambda *args: head)
-    exc = process._hand_over(_request(), contract(**input_), 300 << 20, "its size", 256 << 20)
-    assert type(exc) is error_type
-    if isinstance(exc, InputTooLargeError):
-        assert exc.error_class == "PERMANENT" and exc.code == "INPUT_TOO_LARGE"
-        assert "under 256 MiB, or upload it uncompressed as UTF-8 CSV" in exc.message
-        assert exc.details["maxBytes"] == 256 << 20
-
-
-def test_too_slow_says_what_size_would_fit() -> None:
-    slow = ObjectTooLargeError("slow", size=100 << 20, limitSeconds=300, neededSeconds=600)
-    assert process._fitting_bytes(slow, 100 << 20, 256 << 20) == 40 << 20
-    assert process._fitting_bytes(ObjectTooLargeError("?"), 1, 256 << 20) == 256 << 20
 
 
 def test_progress_of_gzip_is_counted_in_raw_bytes() -> None:

@@ -5,6 +5,12 @@ S3 object version per contract version), without a redeploy.
 ``add`` refuses a contract that is not one (the problem and where it is, exit 2), registers
 the next version otherwise (exit 0; an unchanged contract is not registered again). Objects
 claimed after it use it; objects claimed before keep the version they were claimed with.
+
+With the stack's Glue database (its ``GlueDatabaseName`` output through ``--stack`` /
+``--outputs``, or ``--glue-database``) ``add`` also creates or updates the dataset's Data
+Catalog table (glue_catalog.py), and refuses, before registering anything, a contract the
+table cannot take compatibly (a removed column, a changed type, a new required column: exit
+2, naming the column and why).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from ingest_pipeline.dal.s3 import s3_client
 from ingest_pipeline.errors import ConfigurationError, PipelineError
 from ingest_pipeline.logic.contracts import known_datasets, load_contract, parse_contract
 from ingest_pipeline.logic.processing import load_processor
+from ingest_tools import glue_catalog
+from localcloud.usage import read_json
 
 __all__ = ["add_registry_commands"]
 
@@ -28,6 +36,35 @@ _ATTEMPTS = 3  # a registration racing another one reads the new latest and trie
 _RACED = ("PreconditionFailed", "ConditionalRequestConflict")
 
 Resolve = Callable[[argparse.Namespace], str]
+GLUE_DATABASE_OUTPUT = "GlueDatabaseName"  # template.yaml's output
+
+
+def _glue_database(args: argparse.Namespace) -> str | None:
+    """The stack's Glue database: --glue-database, else the stack's output (None: no table)."""
+    if args.glue_database:
+        return str(args.glue_database)
+    if args.outputs:
+        described = read_json(args.outputs, "--outputs")
+        outputs = described.get("outputs", described) if isinstance(described, dict) else {}
+        return outputs.get(GLUE_DATABASE_OUTPUT)
+    if args.stack:  # the client reaches what --endpoint-url / --region named (cli._aws)
+        import boto3
+
+        stack = boto3.client("cloudformation").describe_stacks(StackName=args.stack)
+        found = {o["OutputKey"]: o["OutputValue"] for o in stack["Stacks"][0].get("Outputs", [])}
+        return found.get(GLUE_DATABASE_OUTPUT)
+    return None
+
+
+def _catalog(args: argparse.Namespace, bucket: str, contract: Any, *, apply: bool) -> str | None:
+    """Check or write the dataset's Glue table (None: no database named)."""
+    database = _glue_database(args)
+    if database is None:
+        return None
+    import boto3
+
+    glue = boto3.client("glue")
+    return glue_catalog.register(glue, database, contract, bucket, apply=apply)
 
 
 def _add(args: argparse.Namespace, bucket: str) -> int:
@@ -43,10 +80,15 @@ def _add(args: argparse.Namespace, bucket: str) -> int:
     except ConfigurationError as exc:
         print(f"ingestctl dataset add: {path}: refused: {exc.message}")
         return 2
+    try:
+        _catalog(args, bucket, contract, apply=False)  # before anything is registered
+    except glue_catalog.SchemaChangeError as exc:
+        print(f"ingestctl dataset add: {path}: refused: {exc}")
+        return 2
     current = store.latest(bucket, contract.dataset)
     if current is not None and current[0] == text:
         print(f"{contract.dataset}: unchanged, version {current[1]} stays current")
-        return 0
+        return _write_catalog(args, bucket, contract)
     for attempt in range(1, _ATTEMPTS + 1):
         try:
             number = store.register(bucket, contract, text)
@@ -61,6 +103,19 @@ def _add(args: argparse.Namespace, bucket: str) -> int:
         f"(s3://{bucket}/{store.contract_key(contract.dataset)}); "
         "objects claimed from now on use it"
     )
+    return _write_catalog(args, bucket, contract)
+
+
+def _write_catalog(args: argparse.Namespace, bucket: str, contract: Any) -> int:
+    """The table, once the contract is registered (a table changed since the check, by
+    another registration: exit 2, the contract stays registered)."""
+    try:
+        done = _catalog(args, bucket, contract, apply=True)
+    except glue_catalog.SchemaChangeError as exc:
+        print(f"ingestctl dataset add: the table was not updated: {exc}")
+        return 2
+    if done is not None:
+        print(done)
     return 0
 
 
@@ -171,6 +226,11 @@ def add_registry_commands(
     check.add_argument("--bucket", help="the ingest bucket (else from --stack / --outputs)")
     aws_arguments(check)
     check.set_defaults(func=check_registered)
+    add.add_argument(
+        "--glue-database",
+        help=f"the Glue database of the dataset's table (else the stack's {GLUE_DATABASE_OUTPUT}"
+        " output; neither: no table)",
+    )
     for parser, command in ((add, _add), (listing, _list), (show, _show)):
         parser.add_argument("--bucket", help="the ingest bucket (else from --stack / --outputs)")
         aws_arguments(parser)

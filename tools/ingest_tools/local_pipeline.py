@@ -23,6 +23,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from ingest_pipeline.logic import keys
 from ingest_pipeline.models import state_pk, state_sk
 from ingest_tools import ROOT, STACK_NAME, TEMPLATE
 from localcloud.clients import client
@@ -30,9 +31,9 @@ from localcloud.cloud import LOCAL_ENV, MOTO_CONFIG, REGION, LocalCloud
 from localcloud.console.extensions import ConsoleExtensions, NotFound
 from localcloud.execution_history import details_key, log_group_name, logged_history
 from localcloud.features import executions
-from localcloud.features.delivery import Delivery
 from localcloud.features.transformer import apply_input_transformer
 from localcloud.fixes.sfn_express_executions import is_express_execution_arn
+from localcloud.runtime import Delivery
 
 __all__ = [
     "LOCAL_ENV",
@@ -274,6 +275,11 @@ class Pipeline:
 
     def read(self, key: str) -> bytes:
         return bytes(self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+
+    def output_key(self, key: str, suffix: str = ".jsonl") -> str:
+        """The output of ``key``'s current version (under the UTC date it landed)."""
+        landed = self.s3.head_object(Bucket=self.bucket, Key=key)["LastModified"]
+        return keys.output_key(key, keys.ingest_date(landed), suffix)
 
     def versions(self, key: str) -> int:
         listed = self.s3.list_object_versions(Bucket=self.bucket, Prefix=key)

@@ -17,11 +17,11 @@ a ListObjectVersions and a GetObject of the older version (cached: a version nev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from msgspec import Struct
 
 from ingest_pipeline.dal.aws import error_code
 from ingest_pipeline.dal.s3 import aws_errors, map_client_error, s3_client
@@ -56,8 +56,7 @@ def contract_key(dataset: str) -> str:
     return f"{CONTRACTS_PREFIX}{dataset}.json"
 
 
-@dataclass(frozen=True)
-class _Seen:
+class _Seen(Struct, frozen=True):
     etag: str
     last_modified: datetime
     registered: Registered

@@ -237,8 +237,9 @@ def upload_stream(
     config: TransferConfig = TRANSFER_CONFIG,
     if_match: str | None = None,
     if_none_match: bool = False,
-) -> None:
+) -> str:
     """Stream chunks to one object; the object appears only when the upload completes.
+    Returns the object's ETag (unquoted).
 
     An exception raised by ``chunks`` aborts the upload: nothing is written. Output below
     ``config.multipart_threshold`` (nearly every object) is one PutObject; larger output is
@@ -253,8 +254,8 @@ def upload_stream(
     with _conditional_write(f"PutObject s3://{bucket}/{key}"):  # reading the source can fail too
         head, rest = _read_up_to(chunks, config.multipart_threshold)
         if rest is None:
-            s3_client().put_object(Bucket=bucket, Key=key, Body=head, **extra, **condition)
-            return
+            put = s3_client().put_object(Bucket=bucket, Key=key, Body=head, **extra, **condition)
+            return str(put.get("ETag", "")).strip('"')
         client = s3_client()
         parts = _parts(itertools.chain([head], rest), config.multipart_chunksize)
 
@@ -267,7 +268,7 @@ def upload_stream(
                 written.append({"PartNumber": number, "ETag": etag})
             return written
 
-        _completed_upload(bucket, key, write_parts, extra=extra, condition=condition)
+        return _completed_upload(bucket, key, write_parts, extra=extra, condition=condition)
 
 
 def _condition(if_match: str | None, if_none_match: bool) -> dict[str, Any]:
@@ -296,7 +297,7 @@ def _completed_upload(
     *,
     extra: dict[str, Any],
     condition: dict[str, Any],
-) -> None:
+) -> str:
     """One multipart upload: ``write_parts(upload_id)`` writes the parts and returns them
     ({PartNumber, ETag}); the completion is conditional; anything failing aborts it
     (s3transfer's upload_fileobj cannot make the completion conditional)."""
@@ -304,7 +305,7 @@ def _completed_upload(
     upload_id = client.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
     try:
         parts = write_parts(upload_id)
-        client.complete_multipart_upload(
+        done = client.complete_multipart_upload(
             Bucket=bucket,
             Key=key,
             UploadId=upload_id,
@@ -315,6 +316,7 @@ def _completed_upload(
         with contextlib.suppress(ClientError, BotoCoreError):
             client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
         raise
+    return str(done.get("ETag", "")).strip('"')
 
 
 def _parts(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
@@ -363,6 +365,45 @@ def put_json(bucket: str, key: str, body: str) -> None:
         s3_client().put_object(
             Bucket=bucket, Key=key, Body=body.encode(), ContentType="application/json"
         )
+
+
+def put_bytes(
+    bucket: str, key: str, body: bytes, content_type: str = "application/octet-stream"
+) -> None:
+    """One unconditional PutObject (the large-file path's working files)."""
+    with aws_errors(f"PutObject s3://{bucket}/{key}"):
+        s3_client().put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type)
+
+
+def list_etags(bucket: str, prefix: str) -> dict[str, str]:
+    """The current objects under ``prefix``: key -> ETag (unquoted)."""
+    paginator = s3_client().get_paginator("list_objects_v2")
+    found: dict[str, str] = {}
+    with aws_errors(f"list s3://{bucket}/{prefix}*"):
+        for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                found[item["Key"]] = str(item.get("ETag", "")).strip('"')
+    return found
+
+
+def delete_keys(bucket: str, keys: list[str]) -> None:
+    """Delete these objects (current versions: the bucket keeps the older ones)."""
+    client = s3_client()
+    with aws_errors(f"delete {len(keys)} object(s) of s3://{bucket}"):
+        for first in range(0, len(keys), 1000):
+            batch = [{"Key": key} for key in keys[first : first + 1000]]
+            response = client.delete_objects(
+                Bucket=bucket,
+                Delete={"Objects": batch, "Quiet": True},  # type: ignore[typeddict-item]
+            )
+            for failed in response.get("Errors", [])[:1]:  # refused per key, not raised
+                code = str(failed.get("Code", ""))
+                message = f"DeleteObject s3://{bucket}/{failed.get('Key')}: {code}"
+                if code in _DENIED:
+                    raise AccessDeniedError(message)
+                if code in _TRANSIENT:
+                    raise StorageUnavailableError(message)
+                raise ConfigurationError(message)
 
 
 def ascii_metadata(metadata: dict[str, str], limit: int = 1800) -> dict[str, str]:
@@ -435,7 +476,7 @@ def join_objects(
     metadata: dict[str, str],
     if_match: str | None = None,
     if_none_match: bool = False,
-) -> None:
+) -> str:
     """Write ``key`` as the parts ``steps`` (``logic.chunks.assembly_steps``): S3 copies the
     big ones (UploadPartCopy), small ones are read and uploaded. Conditional as
     ``upload_stream``; nothing is written unless it completes."""
@@ -474,6 +515,6 @@ def join_objects(
     action = f"assemble s3://{bucket}/{key}"
     with _conditional_write(action):
         if not steps:
-            client.put_object(Bucket=bucket, Key=key, Body=b"", **extra, **condition)
-            return
-        _completed_upload(bucket, key, write_parts, extra=extra, condition=condition)
+            put = client.put_object(Bucket=bucket, Key=key, Body=b"", **extra, **condition)
+            return str(put.get("ETag", "")).strip('"')
+        return _completed_upload(bucket, key, write_parts, extra=extra, condition=condition)

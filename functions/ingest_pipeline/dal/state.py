@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
+from msgspec import Struct
 
 from ingest_pipeline.dal.aws import aws_errors, client, is_error
 from ingest_pipeline.errors import PipelineError
@@ -207,8 +207,7 @@ class RunClaim(StrEnum):
     IN_PROGRESS = "IN_PROGRESS"  # another delivery holds a live lease: try again later
 
 
-@dataclass(frozen=True)
-class RunKey:
+class RunKey(Struct, frozen=True):
     schedule_arn: str
     scheduled_time: str
 

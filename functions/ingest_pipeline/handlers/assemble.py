@@ -7,12 +7,15 @@ result files: each child execution's output), then, in chunk order:
 * a chunk that failed (an error of the taxonomy its child execution caught) is raised by its
   name, as ProcessObject would have raised it: the workflow routes it the same way;
 * a chunk that did not start where the one before ended is planned again: outcome REALIGN,
-  with the new plan (at most ``logic.chunks.MAX_ROUNDS`` plans);
+  with the new plan (at most ``logic.chunks.MAX_ROUNDS`` plans; the last one converts the
+  rest of the object from the last proven record start as one chunk, in one ordered pass);
 * bad data is raised as the single-Lambda path raises it for the whole file (the file's
   line numbers): the workflow quarantines the object;
-* otherwise the chunks' outputs become ``processed/<key>.jsonl`` in one multipart upload
-  (S3 copies the parts), written only if no newer version of the key owns it, as ProcessObject
-  writes it. The execution's working files are deleted.
+* otherwise the chunks' outputs become the output (``logic.keys.output_key``, under the
+  partition of the date the object landed): JSON Lines in one multipart upload (S3 copies
+  the parts); Parquet as a directory of the chunks' parts, committed by its manifest
+  (``output.commit_parquet``). Written only if no newer version of the key owns it, as
+  ProcessObject writes it. The execution's working files are deleted.
 
 Output: ProcessObject's summary (outcome PROCESSED or SUPERSEDED), or REALIGN and ``plan``.
 """
@@ -33,16 +36,17 @@ from ingest_pipeline.dal.contracts import contract_for
 from ingest_pipeline.errors import (
     ConfigurationError,
     DataError,
+    EmptyFileError,
     ObjectTooLargeError,
     PipelineError,
     TransientError,
 )
 from ingest_pipeline.handlers.split import write_plan
 from ingest_pipeline.large_models import AssembleRequest
-from ingest_pipeline.logic import chunks, keys
-from ingest_pipeline.logic.contracts import Registered
+from ingest_pipeline.logic import chunks, formats, keys, parquet
+from ingest_pipeline.logic.contracts import InputFormat, OutputFormat, Registered
 from ingest_pipeline.logic.failure import CaughtError
-from ingest_pipeline.logic.transform import Summary
+from ingest_pipeline.logic.summary import Summary
 from ingest_pipeline.models import Outcome, Route, parse_event
 from ingest_pipeline.observability import bind_object, logger, metrics, tracer
 
@@ -92,6 +96,12 @@ def _assemble(
     merged = chunks.merge_chunks(planned, reports, plan.header_lines)
     if isinstance(merged, chunks.Realign):
         return _realign(request, merged)
+    contract = registered.contract
+    records_needed = contract.input.format is InputFormat.JSONL or not contract.input.header
+    if not merged.rows and records_needed and contract.processor is None:
+        raise EmptyFileError("the file has no records (only blank lines)")
+    if contract.output.format is OutputFormat.PARQUET:
+        return _write_parquet(request, settings, merged, registered)
     return _write_output(request, settings, merged, registered)
 
 
@@ -134,26 +144,31 @@ def chunk_failure(index: int, caught: CaughtError, size: int) -> PipelineError:
 
 def _realign(request: AssembleRequest, realign: chunks.Realign) -> dict[str, Any]:
     plan = request.plan
-    if plan.round >= chunks.MAX_ROUNDS:
-        raise ConfigurationError(
-            f"chunk {realign.index} still did not start at a record after {plan.round} plans "
-            "(quoted fields with line breaks span the cuts): raise LargeObjectChunkMiB"
+    if plan.round >= chunks.MAX_ROUNDS or plan.mode != formats.SplitMode.BYTE_RANGE:
+        raise ConfigurationError(  # the last plan's chunk starts where one ended: not here
+            f"chunk {realign.index} did not start where chunk {realign.index - 1} ended "
+            f"in the plan of round {plan.round} ({plan.mode})"
         )
-    logger.info("chunks realigned", chunk=realign.index, round=plan.round + 1)
+    # The last round converts the rest, from the last proven record start, in one pass.
+    last = plan.round + 1 >= chunks.MAX_ROUNDS
+    logger.info("chunks realigned", chunk=realign.index, round=plan.round + 1, tail=last)
     new_plan = write_plan(
         request.object,
         request.execution_arn,
-        realign.chunks,
+        realign.tail if last else realign.chunks,
         header_end=plan.header_end,
         header_lines=plan.header_lines,
         size=plan.size,
         round_=plan.round + 1,
         max_concurrency=plan.max_concurrency,
+        ingest_date=plan.ingest_date,
+        mode=plan.mode,
+        header_key=plan.header_key,
     )
     return {
         **Summary(dataset=keys.dataset_of(request.object.key)).to_dict(),
         "sourceKey": request.object.key,
-        "outputKey": keys.output_key(request.object.key),
+        "outputKey": keys.output_key(request.object.key, plan.ingest_date),
         "outcome": Route.REALIGN.value,
         "supersededBy": "",
         "expiresAt": "0",
@@ -165,7 +180,7 @@ def _write_output(
     request: AssembleRequest, settings: Settings, merged: chunks.Merged, registered: Registered
 ) -> dict[str, Any]:
     obj = request.object
-    out_key = keys.output_key(obj.key)
+    out_key = keys.output_key(obj.key, request.plan.ingest_date)
     verdict = versions.before_write(obj, out_key, request.execution_arn, s3)
     if verdict.superseded_by is not None:
         superseded = output.superseded(obj, settings, out_key, verdict.superseded_by, registered)
@@ -185,6 +200,59 @@ def _write_output(
         newer_version = versions.after_write_lost(obj, out_key, s3, exc)
         superseded = output.superseded(obj, settings, out_key, newer_version, registered)
         return {**superseded, "plan": None}
+    return _processed(request, settings, merged, out_key)
+
+
+def _write_parquet(
+    request: AssembleRequest, settings: Settings, merged: chunks.Merged, registered: Registered
+) -> dict[str, Any]:
+    """The chunks' Parquet parts as ``<dir>/part-NNNNN.parquet`` (each written by S3 from
+    the chunk's part, conditionally), then the manifest that commits the directory."""
+    obj = request.object
+    directory = keys.output_key(obj.key, request.plan.ingest_date, parquet.SUFFIX)
+    fence = keys.manifest_key(directory)
+    verdict = versions.before_write(obj, fence, request.execution_arn, s3)
+    if verdict.superseded_by is not None:
+        superseded = output.superseded(obj, settings, directory, verdict.superseded_by, registered)
+        return {**superseded, "plan": None}
+    sources = merged.parts or ([merged.empty] if merged.empty is not None else [])
+    existing = s3.list_etags(obj.bucket, f"{directory}/")
+    written: list[output.WrittenPart] = []
+    try:
+        for number, report in enumerate(sources):
+            key = keys.parquet_part_key(directory, number)
+            steps = chunks.assembly_steps([(report.part_key or "", report.bytes_out)])
+            etag = s3.join_objects(
+                obj.bucket,
+                key,
+                steps,
+                content_type=parquet.CONTENT_TYPE,
+                metadata=verdict.metadata,
+                **output.part_condition(existing, key),
+            )
+            written.append(
+                output.WrittenPart(key, report.rows, report.bytes_out, report.sha256, etag)
+            )
+        output.commit_parquet(
+            obj,
+            directory,
+            written,
+            contract=registered.contract,
+            verdict=verdict,
+            existing=existing,
+        )
+    except s3.OutputChangedError as exc:
+        newer_version = versions.after_write_lost(obj, fence, s3, exc)
+        superseded = output.superseded(obj, settings, directory, newer_version, registered)
+        return {**superseded, "plan": None}
+    return _processed(request, settings, merged, directory)
+
+
+def _processed(
+    request: AssembleRequest, settings: Settings, merged: chunks.Merged, out_key: str
+) -> dict[str, Any]:
+    """The outcome PROCESSED, once the output is written; the working files deleted."""
+    obj = request.object
     removed = s3.delete_prefix(
         obj.bucket, f"{keys.WORK_PREFIX}{keys.execution_name(request.execution_arn)}/"
     )

@@ -1,11 +1,17 @@
 """ProcessChunk: convert the records of one chunk of a large object (a Distributed Map
-item) and write them under ``work/``; AssembleOutput joins the chunks' outputs.
+item) and write them under ``work/``, as JSON Lines or as a Parquet part (the contract's
+``output``); AssembleOutput joins or commits the chunks' outputs.
+
+A chunk is a byte range of the object (uncompressed UTF-8), or a piece SplitObject wrote
+in its single ordered pass (the item's ``key``: gzip, other encodings); either way the
+header (``plan.headerKey``, or the object's first ``plan.headerEnd`` bytes) is put before
+it, so the contract's checks and the transform are the single-Lambda path's own.
 
 Bad data is not raised: the chunk reports it (its DataError, line numbers counted from the
 chunk's first line), because only AssembleOutput can tell whether the chunk started where a
 record starts (``logic/chunks.py``). Every other error is raised, typed, as ProcessObject's.
 
-Input: the Map's ItemSelector: ``{"object", "chunk": {index, start, stop}, "plan",
+Input: the Map's ItemSelector: ``{"object", "chunk": {index, start, stop[, key]}, "plan",
 "executionArn"}``. Output: the chunk's report (``logic.chunks.ChunkReport``).
 """
 
@@ -17,13 +23,16 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ingest_pipeline import output
 from ingest_pipeline.dal import s3
 from ingest_pipeline.dal.contracts import contract_for
 from ingest_pipeline.errors import DataError
 from ingest_pipeline.large_models import ChunkRequest
-from ingest_pipeline.logic import chunks, keys
+from ingest_pipeline.logic import chunks, keys, parquet
+from ingest_pipeline.logic.contracts import OutputFormat
 from ingest_pipeline.logic.deadline import TimeBudget
-from ingest_pipeline.logic.transform import Summary, convert
+from ingest_pipeline.logic.summary import Summary
+from ingest_pipeline.logic.transform import convert
 from ingest_pipeline.models import parse_event
 from ingest_pipeline.observability import bind_object, logger, tracer
 
@@ -51,25 +60,49 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 def process_chunk(
     request: ChunkRequest, *, remaining_ms: Callable[[], int] | None = None
 ) -> dict[str, Any]:
-    obj, plan = request.object, request.plan
-    chunk = chunks.Chunk(request.chunk.index, request.chunk.start, request.chunk.stop)
+    obj, plan, item = request.object, request.plan, request.chunk
+    chunk = chunks.Chunk(item.index, item.start, item.stop, item.key)
     contract = contract_for(obj, request.claimed_at).contract
-    header = s3.read_range(obj.bucket, obj.key, obj.version_id, 0, plan.header_end - 1)
-    opened = s3.open_object(obj.bucket, obj.key, obj.version_id, first_byte=chunk.start)
-    part_key = keys.part_key(request.execution_arn, plan.round, chunk.index)
+    header = _header(request)
+    if chunk.key:  # a piece of the object's UTF-8 text (SplitObject's single pass)
+        opened = s3.open_object(obj.bucket, chunk.key, None)
+    else:
+        opened = s3.open_object(obj.bucket, obj.key, obj.version_id, first_byte=chunk.start)
+    parquet_output = contract.output.format is OutputFormat.PARQUET
+    suffix = parquet.SUFFIX if parquet_output else ".jsonl"
+    part_key = keys.part_key(request.execution_arn, plan.round, chunk.index, suffix)
     summary = Summary(dataset=contract.dataset)
     with opened.body:
         stream = chunks.chunk_stream(header, opened.body)
         lines = convert(stream, contract, summary, stop_at=chunks.stop_at(chunk, header))
         if remaining_ms is not None:
             lines = _within_time(lines, summary, chunk.stop - chunk.start, remaining_ms)
+        body = parquet.parquet_body(lines, contract, summary) if parquet_output else lines
         try:
             s3.upload_stream(
-                obj.bucket, part_key, lines, content_type="application/x-ndjson", metadata={}
+                obj.bucket,
+                part_key,
+                body,
+                content_type=parquet.CONTENT_TYPE if parquet_output else output.CONTENT_TYPE,
+                metadata={},
             )
         except DataError as exc:
             return chunks.chunk_report(chunk, header, summary, part_key=None, error=exc).to_dict()
-    return chunks.chunk_report(chunk, header, summary, part_key=part_key).to_dict()
+    report = chunks.chunk_report(
+        chunk, header, summary, part_key=part_key, keep_empty=parquet_output
+    )
+    return report.to_dict()
+
+
+def _header(request: ChunkRequest) -> bytes:
+    """The bytes every chunk of this object is read after: the header record (a BOM and
+    blank lines before it included); none for JSON Lines and CSV without a header."""
+    obj, plan = request.object, request.plan
+    if plan.header_end == 0:
+        return b""
+    if plan.header_key:
+        return s3.read_range(obj.bucket, plan.header_key, None, 0, plan.header_end - 1)
+    return s3.read_range(obj.bucket, obj.key, obj.version_id, 0, plan.header_end - 1)
 
 
 def _within_time(

@@ -8,16 +8,18 @@ is what the state machine records in DynamoDB and sends to on-call people.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline.config import Settings
 from ingest_pipeline.logic.classify import Classification, classify
 from ingest_pipeline.logic.failure import CaughtError, build_report
 from ingest_pipeline.models import FailureRequest, parse_event
 from ingest_pipeline.observability import bind_object, logger, metrics, tracer
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
 @logger.inject_lambda_context(clear_state=True)

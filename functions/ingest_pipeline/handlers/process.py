@@ -9,28 +9,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from ingest_pipeline import output, versions
-from ingest_pipeline.config import MIB, LargeObjectSettings, Settings
+from ingest_pipeline.config import LargeObjectSettings, Settings
 from ingest_pipeline.dal import s3
 from ingest_pipeline.dal.contracts import contract_for
 from ingest_pipeline.errors import (
     DataError,
-    InputTooLargeError,
     InvalidEventError,
     ObjectTooLargeError,
-    PipelineError,
     SplitRequiredError,
 )
-from ingest_pipeline.logic import formats, keys, parquet
-from ingest_pipeline.logic.contracts import Compression, Contract, OutputFormat
+from ingest_pipeline.logic import keys
+from ingest_pipeline.logic.contracts import Contract, OutputFormat
 from ingest_pipeline.logic.deadline import TimeBudget
 from ingest_pipeline.logic.transform import Summary, convert
-from ingest_pipeline.models import Outcome, ProcessRequest, parse_event
+from ingest_pipeline.models import ObjectRef, Outcome, ProcessRequest, parse_event
 from ingest_pipeline.observability import bind_object, logger, metrics, tracer
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
 @logger.inject_lambda_context(clear_state=True)
@@ -76,44 +76,55 @@ def process(
     registered = contract_for(obj, request.claimed_at)
     contract, dataset = registered.contract, registered.contract.dataset
     parquet_output = contract.output.format is OutputFormat.PARQUET
-    out_key = keys.output_key(obj.key, parquet.SUFFIX if parquet_output else ".jsonl")
-    verdict = versions.before_write(obj, out_key, request.execution_arn, s3)
-    if verdict.superseded_by is not None:
-        return output.superseded(obj, settings, out_key, verdict.superseded_by, registered)
+    if parquet_output:  # imported for a Parquet dataset only: not every cold start's cost
+        from ingest_pipeline.logic import parquet
+    suffix = parquet.SUFFIX if parquet_output else ".jsonl"
     try:
         opened = s3.open_object(obj.bucket, obj.key, obj.version_id)
-    except s3.ObjectReplacedError:
+    except s3.ObjectReplacedError:  # a content version: its Last-Modified is in its id
+        landed = keys.content_version_date(obj.version_id) or keys.ingest_date(datetime.now(UTC))
+        out_key = keys.output_key(obj.key, landed, suffix)
         return output.superseded(
             obj, settings, out_key, "a later write of this unversioned key", registered
         )
+    # The partition: the UTC date this version landed (Last-Modified: a reprocess of the
+    # same version, even days later, writes the same keys).
+    out_key = keys.output_key(obj.key, keys.ingest_date(opened.last_modified), suffix)
+    fence_key = keys.manifest_key(out_key) if parquet_output else out_key
+    verdict = versions.before_write(obj, fence_key, request.execution_arn, s3)
+    if verdict.superseded_by is not None:
+        opened.body.close()
+        return output.superseded(obj, settings, out_key, verdict.superseded_by, registered)
     if large is not None and large.enabled and opened.size >= large.threshold_bytes:
         opened.body.close()
-        raise _hand_over(request, contract, opened.size, "its size", large.threshold_bytes)
+        raise _split_required(request, opened.size, "its size")
     summary = Summary(dataset=dataset)
     try:
         with opened.body:
             lines = convert(opened.body, contract, summary)
             if remaining_ms is not None:  # the function's time left (LambdaContext)
                 lines = _within_time(lines, opened, remaining_ms)
-            if parquet_output:  # the whole file first: bad data raises before any upload
-                lines = parquet.parquet_body(lines, contract, summary)
-            s3.upload_stream(
-                obj.bucket,
-                out_key,
-                lines,
-                content_type=parquet.CONTENT_TYPE if parquet_output else output.CONTENT_TYPE,
-                metadata=verdict.metadata,
-                if_match=verdict.if_match,
-                if_none_match=verdict.if_none_match,
-            )
-    except ObjectTooLargeError as exc:
+            if parquet_output:  # a directory of one part, committed by its manifest
+                _write_parquet(
+                    obj, out_key, lines, contract=contract, summary=summary, verdict=verdict
+                )
+            else:
+                s3.upload_stream(
+                    obj.bucket,
+                    out_key,
+                    lines,
+                    content_type=output.CONTENT_TYPE,
+                    metadata=verdict.metadata,
+                    if_match=verdict.if_match,
+                    if_none_match=verdict.if_none_match,
+                )
+    except ObjectTooLargeError:
         if large is None or not large.enabled:
             raise
         # Nothing was written (the upload was aborted): the large-file path takes it.
-        fits = _fitting_bytes(exc, opened.size, large.threshold_bytes)
-        raise _hand_over(request, contract, opened.size, "the time it would take", fits) from None
+        raise _split_required(request, opened.size, "the time it would take") from None
     except s3.OutputChangedError as exc:
-        newer_version = versions.after_write_lost(obj, out_key, s3, exc)
+        newer_version = versions.after_write_lost(obj, fence_key, s3, exc)
         return output.superseded(obj, settings, out_key, newer_version, registered)
     return {
         **summary.to_dict(),
@@ -126,46 +137,33 @@ def process(
     }
 
 
-def _hand_over(
-    request: ProcessRequest, contract: Contract, size: int, reason: str, max_bytes: int
-) -> PipelineError:
-    """The error for an object too large (or too slow) for one function: SplitRequiredError
-    when the large-file path can take it, else InputTooLargeError (bad data: quarantined,
-    its owner told how to send it). That path cuts the raw object at byte offsets: only
-    uncompressed UTF-8 CSV (``formats.splittable``). With ``compression: auto`` the object's
-    first bytes tell whether it is gzip."""
-    obj, spec = request.object, contract.input
-    gzipped = spec.compression is Compression.GZIP or (
-        spec.compression is Compression.AUTO
-        and s3.read_range(obj.bucket, obj.key, obj.version_id, 0, 1) == formats.GZIP_MAGIC
-    )
-    parquet_output = contract.output.format is OutputFormat.PARQUET
-    if formats.splittable(spec, gzipped=gzipped) and not parquet_output:
-        return _split_required(request, size, reason)
-    what = formats.describe(spec, gzipped=gzipped) + (" to Parquet" if parquet_output else "")
-    logger.info("object too large and cannot be split", size=size, reason=reason, input=what)
-    under = max(1, max_bytes // MIB)
-    return InputTooLargeError(
-        f"s3://{obj.bucket}/{obj.key} ({size} bytes, {what}) is too much for one function "
-        f"({reason}) and cannot be split: the large-file path cuts an object at byte offsets, "
-        "which only an uncompressed UTF-8 CSV file allows, and joins JSON Lines parts (one "
-        f"function writes a Parquet file). Split it into files of under {under} MiB"
-        + ("" if parquet_output else ", or upload it uncompressed as UTF-8 CSV"),
-        size=size,
-        reason=reason,
-        input=what,
-        maxBytes=max_bytes,
-    )
+def _write_parquet(
+    obj: ObjectRef,
+    directory: str,
+    lines: Iterator[bytes],
+    *,
+    contract: Contract,
+    summary: Summary,
+    verdict: versions.Verdict,
+) -> None:
+    """The Parquet output: ``<directory>/part-00000.parquet`` (written whole first: bad
+    data raises before any upload), then its manifest (``output.commit_parquet``)."""
+    from ingest_pipeline.logic import parquet
 
-
-def _fitting_bytes(exc: ObjectTooLargeError, size: int, threshold: int) -> int:
-    """How large a file of this kind may be to finish in time, by the rate the too-slow
-    conversion measured (80 %: a margin), and never above the large-file threshold."""
-    needed = exc.details.get("neededSeconds") or 0
-    limit = exc.details.get("limitSeconds") or 0
-    if needed <= 0 or limit <= 0:
-        return threshold
-    return min(threshold, int(size * 0.8 * limit / needed))
+    existing = s3.list_etags(obj.bucket, f"{directory}/")
+    part = keys.parquet_part_key(directory, 0)
+    etag = s3.upload_stream(
+        obj.bucket,
+        part,
+        parquet.parquet_body(lines, contract, summary),
+        content_type=parquet.CONTENT_TYPE,
+        metadata=verdict.metadata,
+        **output.part_condition(existing, part),
+    )
+    written = output.WrittenPart(part, summary.rows, summary.bytes_out, summary.sha256, etag)
+    output.commit_parquet(
+        obj, directory, [written], contract=contract, verdict=verdict, existing=existing
+    )
 
 
 def _split_required(request: ProcessRequest, size: int, reason: str) -> SplitRequiredError:

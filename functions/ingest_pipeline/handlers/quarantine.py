@@ -8,10 +8,9 @@ the failure report (class PERMANENT) for the state machine to record and send.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline.config import Settings
 from ingest_pipeline.dal import s3
@@ -20,6 +19,9 @@ from ingest_pipeline.handlers.classify_error import describe
 from ingest_pipeline.logic import keys
 from ingest_pipeline.models import FailureRequest, parse_event
 from ingest_pipeline.observability import bind_object, logger, metrics, tracer
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
 @logger.inject_lambda_context(clear_state=True)

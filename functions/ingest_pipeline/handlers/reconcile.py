@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ingest_pipeline.config import ReconcileSettings
 from ingest_pipeline.dal import s3, state
@@ -40,6 +39,9 @@ from ingest_pipeline.models import (
 )
 from ingest_pipeline.observability import logger, metrics, tracer
 from ingest_pipeline.sqs_batch import PartialBatchResponse, SqsMessage, process_batch
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 TRIGGER_SOURCE = "ingest-pipeline.reconcile"
 RUN_RECORD_DAYS = 30

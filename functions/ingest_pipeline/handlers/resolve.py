@@ -11,15 +11,16 @@ Input: the execution state (``{"object": {...}, ...}``); output: the resolved ``
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from typing import TYPE_CHECKING, Any
 
 from ingest_pipeline import versions
 from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import ObjectNotFoundError
 from ingest_pipeline.models import ObjectRef, ResolveRequest, parse_event
 from ingest_pipeline.observability import bind_object, logger, tracer
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -42,7 +42,9 @@ from ingest_pipeline.errors import (
     ValueTypeError,
     error_type_named,
 )
-from ingest_pipeline.logic.transform import MAX_REPORTED_ERRORS, Summary, value_error
+from ingest_pipeline.logic.contracts import Input, InputFormat
+from ingest_pipeline.logic.summary import Summary
+from ingest_pipeline.logic.transform import MAX_REPORTED_ERRORS, UTF8_BOM, value_error
 
 MIN_PART_BYTES = 5 * 1024 * 1024  # S3: every part of a multipart upload but the last
 MAX_PARTS = 10_000  # S3: parts of one multipart upload
@@ -53,20 +55,47 @@ MAX_ROUNDS = 3  # plans of one object (a realigned plan is a new round)
 @dataclass(frozen=True)
 class Chunk:
     """Records that start in ``[start, stop)`` (byte offsets in the object); the last
-    chunk's ``stop`` is the object's size."""
+    chunk's ``stop`` is the object's size. With ``key``: offsets in the object's UTF-8
+    text, whose bytes ``[start, stop)`` are the piece ``key`` (``logic/pieces.py``)."""
 
     index: int
     start: int
     stop: int
+    key: str = ""
 
-    def to_item(self) -> dict[str, int]:
-        return {"index": self.index, "start": self.start, "stop": self.stop}
+    def to_item(self) -> dict[str, int | str]:
+        item: dict[str, int | str] = {"index": self.index, "start": self.start, "stop": self.stop}
+        if self.key:
+            item["key"] = self.key
+        return item
 
 
-def header_end(prefix: bytes, *, at_eof: bool) -> int | None:
+@dataclass(frozen=True)
+class Dialect:
+    """What decides where records start: the contract's ``input`` (``Dialect.of``)."""
+
+    delimiter: str = ","
+    quote: str = '"'
+    header: bool = True
+    jsonl: bool = False  # JSON Lines: every line is a record
+
+    @classmethod
+    def of(cls, spec: Input) -> Dialect:
+        if spec.format is InputFormat.JSONL:
+            return cls(header=False, jsonl=True)
+        return cls(spec.delimiter, spec.quote, spec.header)
+
+    def reader(self, lines: Iterable[str]) -> Any:
+        return csv.reader(lines, strict=True, delimiter=self.delimiter, quotechar=self.quote)
+
+
+def header_end(prefix: bytes, *, at_eof: bool, dialect: Dialect = Dialect()) -> int | None:
     """The offset just after the header record (blank lines and a BOM before it included)
     in the object's first bytes ``prefix``; None when they hold no complete, readable
-    header (the conversion of the prefix then raises the single-Lambda path's error)."""
+    header (the conversion of the prefix then raises the single-Lambda path's error).
+    Without a header (``header: false``, JSON Lines): the BOM's length, if any."""
+    if not dialect.header:
+        return len(UTF8_BOM) if prefix.startswith(UTF8_BOM) else 0
     consumed = 0
 
     def lines() -> Iterable[str]:
@@ -86,7 +115,7 @@ def header_end(prefix: bytes, *, at_eof: bool) -> int | None:
             yield raw.decode("utf-8")
 
     try:
-        for record in csv.reader(lines(), strict=True):
+        for record in dialect.reader(lines()):
             if record and record != [""]:
                 return consumed
     except (csv.Error, UnicodeDecodeError):
@@ -102,11 +131,17 @@ def nominal_cuts(size: int, header_end: int, chunk_bytes: int) -> list[int]:
     return list(range(header_end + chunk_bytes, size, chunk_bytes))
 
 
-def line_start_after(window: bytes, cut: int, width: int) -> int | None:
+def line_start_after(
+    window: bytes, cut: int, width: int, dialect: Dialect = Dialect()
+) -> int | None:
     """The offset in ``window`` of the line start at or after ``cut`` where a chunk should
     begin: the first one whose next records (up to ``PROBE_RECORDS``, within the window)
     parse as ``width``-column records; else the first line start (merging checks it). None
-    when the window holds no line start at or after ``cut``."""
+    when the window holds no line start at or after ``cut``. In JSON Lines every line start
+    is a record start (a JSON text holds no raw line break)."""
+    if dialect.jsonl:
+        newline = window.find(b"\n", max(cut - 1, 0))
+        return None if newline == -1 else newline + 1
     first: int | None = None
     newline = window.find(b"\n", max(cut - 1, 0))
     while newline != -1:
@@ -115,20 +150,20 @@ def line_start_after(window: bytes, cut: int, width: int) -> int | None:
             break
         if first is None:
             first = candidate
-        if _parses_as_records(window[candidate:], width):
+        if _parses_as_records(window[candidate:], width, dialect):
             return candidate
         newline = window.find(b"\n", candidate)
     return first
 
 
-def _parses_as_records(data: bytes, width: int) -> bool:
+def _parses_as_records(data: bytes, width: int, dialect: Dialect) -> bool:
     complete = data[: data.rfind(b"\n") + 1]
     if not complete:
         return False
     text = complete.decode("utf-8", errors="replace")
     parsed = 0
     try:
-        for record in csv.reader(text.splitlines(keepends=True), strict=True):
+        for record in dialect.reader(text.splitlines(keepends=True)):
             if not record or record == [""]:
                 continue
             if len(record) != width:
@@ -194,9 +229,12 @@ def chunk_report(
     *,
     part_key: str | None,
     error: DataError | None = None,
+    keep_empty: bool = False,
 ) -> ChunkReport:
     """The report of a chunk's conversion: where its last record ended, how many lines it
-    read; or its DataError, line numbers counted from the chunk's first line."""
+    read; or its DataError, line numbers counted from the chunk's first line. A chunk
+    without rows names no output unless ``keep_empty`` (a Parquet part of no row still
+    holds the schema)."""
     header_lines = header.count(b"\n")
     if error is not None:
         return ChunkReport(
@@ -216,7 +254,7 @@ def chunk_report(
         rows=summary.rows,
         bytes_out=summary.bytes_out,
         sha256=summary.sha256,
-        part_key=part_key if summary.rows else None,
+        part_key=part_key if summary.rows or keep_empty else None,
     )
 
 
@@ -300,10 +338,14 @@ class ChunkReport:
 
 @dataclass(frozen=True)
 class Realign:
-    """Chunk ``index`` did not start where the chunk before it ended: plan again."""
+    """Chunk ``index`` did not start where the chunk before it ended: plan again, with
+    ``chunks`` (guessed starts after it), or for the last round ``tail``: the rest of the
+    object from that proven record start as one chunk (one ordered pass, which cannot be
+    misaligned)."""
 
     index: int
     chunks: list[Chunk]
+    tail: list[Chunk] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -313,6 +355,7 @@ class Merged:
     rows: int
     bytes_out: int
     parts: list[ChunkReport] = field(default_factory=list)  # with rows, in order
+    empty: ChunkReport | None = None  # the first output of no row (a Parquet schema)
 
 
 def merge_chunks(
@@ -332,15 +375,21 @@ def merge_chunks(
     lines_before = header_lines
     expected = plan[0].start if plan else 0
     parts: list[ChunkReport] = []
+    empty: ChunkReport | None = None
     rows = bytes_out = 0
     for position, chunk in enumerate(plan):
         report = by_index[chunk.index]
         if (report.start, report.stop) != (chunk.start, chunk.stop):
             raise ValueError(f"chunk {chunk.index} reports another range than planned")
         if report.start != expected:
-            return Realign(chunk.index, _realigned(plan, position, expected))
+            tail = [*plan[:position], Chunk(chunk.index, expected, plan[-1].stop)]
+            return Realign(chunk.index, _realigned(plan, position, expected), tail)
         if report.error is not None:
-            error = _absolute(report.error, lines_before)
+            error = _absolute(report.error, lines_before, rows)
+            if "errors" not in error.details and isinstance(error, ValueTypeError):
+                # The Parquet writer's (a row that cannot be written): after the bad values
+                # of the chunks before, as the single path converts before it writes.
+                raise value_error(problems) if problems else error
             if not isinstance(error, ValueTypeError):
                 # A structural error stops the conversion, whatever bad values came before
                 # it (as on the single-Lambda path).
@@ -352,13 +401,15 @@ def merge_chunks(
             raise ValueError(f"chunk {chunk.index} reports no end and no error")
         if report.rows and report.part_key is not None:
             parts.append(report)
+        elif report.part_key is not None and empty is None:
+            empty = report
         rows += report.rows
         bytes_out += report.bytes_out
         lines_before += report.lines
         expected = report.end
     if problems:
         raise value_error(problems)
-    return Merged(rows=rows, bytes_out=bytes_out, parts=parts)
+    return Merged(rows=rows, bytes_out=bytes_out, parts=parts, empty=empty)
 
 
 def _realigned(plan: Sequence[Chunk], position: int, start: int) -> list[Chunk]:
@@ -375,22 +426,24 @@ def _realigned(plan: Sequence[Chunk], position: int, start: int) -> list[Chunk]:
     ]
 
 
-def _absolute(error: dict[str, Any], lines_before: int) -> DataError:
-    """A chunk's DataError (its ``to_dict()``) rebuilt with the file's line numbers."""
+def _absolute(error: dict[str, Any], lines_before: int, rows_before: int = 0) -> DataError:
+    """A chunk's DataError (its ``to_dict()``) rebuilt with the file's line numbers (and
+    the Parquet writer's row numbers counted from the file's first row)."""
     named = error_type_named(str(error.get("errorType")))
     cls = named if named is not None and issubclass(named, DataError) else DataError
     details = dict(error.get("details") or {})
+    message = str(error.get("message", ""))
+    if isinstance(details.get("row"), int) and rows_before:
+        row = details["row"]
+        details["row"] = row + rows_before
+        message = message.replace(f"row {row}", f"row {row + rows_before}", 1)
     if "errors" in details:
         details["errors"] = [
             {**problem, "line": int(problem["line"]) + lines_before}
             for problem in details["errors"]
         ]
     line = error.get("line")
-    return cls(
-        str(error.get("message", "")),
-        line=None if line is None else int(line) + lines_before,
-        **details,
-    )
+    return cls(message, line=None if line is None else int(line) + lines_before, **details)
 
 
 # --- assembling the output ---------------------------------------------------------------

@@ -13,14 +13,14 @@ blamed for it (nothing is quarantined).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
+
+from msgspec import Struct
 
 from ingest_pipeline.errors import ErrorClass, class_of_error_name
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Struct, frozen=True):
     pattern: str
     error_class: ErrorClass
     reason: str
@@ -88,8 +88,7 @@ DEFAULT_CLASS = ErrorClass.CONFIGURATION
 DEFAULT_REASON = "unknown error: escalated to operations (default rule)"
 
 
-@dataclass(frozen=True)
-class Classification:
+class Classification(Struct, frozen=True):
     error_class: ErrorClass
     reason: str
     rule: str  # the matching pattern, "taxonomy" for our own errors, or "default"

@@ -11,7 +11,7 @@ size, the limit and the rate in the error. Retrying it would only fail again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from ingest_pipeline.errors import ObjectTooLargeError
 
@@ -21,8 +21,7 @@ MAX_MARGIN_SECONDS = 15.0
 MAX_WARMUP_SECONDS = 5.0
 
 
-@dataclass(frozen=True)
-class TimeBudget:
+class TimeBudget(Struct, frozen=True):
     size: int  # bytes of the object
     limit_seconds: float  # the function's whole time (its Timeout)
 

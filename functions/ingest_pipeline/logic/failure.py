@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from msgspec import Struct
 
 from ingest_pipeline.errors import ErrorClass
 from ingest_pipeline.logic.classify import Classification
@@ -23,8 +24,7 @@ SEVERITY = {
 }
 
 
-@dataclass(frozen=True)
-class CaughtError:
+class CaughtError(Struct, frozen=True):
     """A Step Functions caught error: ``{"Error": ..., "Cause": ...}``."""
 
     name: str

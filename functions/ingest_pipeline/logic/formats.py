@@ -10,8 +10,10 @@ before the converter's first read, so the converters raise every error where the
 The plain case (no gzip, UTF-8) costs one look at the first two bytes: after that the
 converter reads the source itself (``_Input`` hands over the source's own ``read``).
 
-The large-file path cuts the raw object at byte offsets and finds record starts with the
-default CSV dialect (``logic/chunks.py``), so it can only take what ``splittable`` allows.
+The large-file path takes every input (``split_mode``): uncompressed UTF-8 (CSV of any
+dialect, with or without a header, and JSON Lines) is cut at byte offsets of the object
+itself; gzip and other encodings are read once, in order, by SplitObject, which writes the
+UTF-8 text in pieces of whole records (``logic/chunks.py``).
 """
 
 from __future__ import annotations
@@ -20,28 +22,38 @@ import codecs
 import gzip
 import zlib
 from collections.abc import Callable
+from enum import StrEnum
 from typing import IO, Protocol, cast
 
 from ingest_pipeline.errors import CompressionError, EncodingError
 from ingest_pipeline.logic.contracts import Compression, Input, InputFormat
 
 GZIP_MAGIC = b"\x1f\x8b"
-_PLAIN_CSV = Input()  # comma, double quote, a header: the dialect logic/chunks.py assumes
+
+
+class SplitMode(StrEnum):
+    """How the large-file path cuts an object (``logic/chunks.py``)."""
+
+    BYTE_RANGE = "byte-range"  # the raw object at offsets: uncompressed UTF-8
+    STREAM = "stream"  # one ordered pass writes UTF-8 pieces of whole records
 
 
 def is_utf8(encoding: str) -> bool:
     return codecs.lookup(encoding).name == "utf-8"
 
 
-def splittable(spec: Input, *, gzipped: bool) -> bool:
-    """Can the large-file path take this object? Only uncompressed UTF-8 CSV in the default
-    dialect: it cuts the raw bytes and looks for record starts as that dialect has them."""
-    return (
-        not gzipped
-        and spec.format is InputFormat.CSV
-        and is_utf8(spec.encoding)
-        and (spec.delimiter, spec.quote, spec.header)
-        == (_PLAIN_CSV.delimiter, _PLAIN_CSV.quote, _PLAIN_CSV.header)
+def split_mode(spec: Input, *, gzipped: bool) -> SplitMode:
+    """Byte ranges of the raw object are records' UTF-8 text only when it is uncompressed
+    UTF-8 (any CSV dialect, header or not, or JSON Lines); anything else (gzip cannot be
+    read from an offset, another encoding's bytes are not the text the converter reads) is
+    decompressed and transcoded in one ordered pass."""
+    return SplitMode.STREAM if gzipped or not is_utf8(spec.encoding) else SplitMode.BYTE_RANGE
+
+
+def is_gzipped(spec: Input, head: bytes) -> bool:
+    """Is an object whose first bytes are ``head`` read as gzip under this contract?"""
+    return spec.compression is Compression.GZIP or (
+        spec.compression is Compression.AUTO and head[: len(GZIP_MAGIC)] == GZIP_MAGIC
     )
 
 

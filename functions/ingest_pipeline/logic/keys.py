@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+
 from ingest_pipeline.errors import UnknownDatasetError
 
 INCOMING_PREFIX = "incoming/"
@@ -35,22 +38,62 @@ def dataset_of(key: str) -> str:
 
 # Suffixes of the input formats (logic/contracts.py Input), replaced by the output's.
 _INPUT_SUFFIXES = (".csv", ".jsonl", ".ndjson")
+INGEST_DATE_PARTITION = "ingest_date"
+PARQUET_SUFFIX = ".parquet"
+MANIFEST_NAME = "_manifest.json"
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def output_key(key: str, suffix: str = ".jsonl") -> str:
-    """``incoming/orders/a.csv`` -> ``processed/orders/a.jsonl`` (same relative key).
+def ingest_date(last_modified: datetime) -> str:
+    """The partition of an object version: the UTC date it landed (its S3 Last-Modified,
+    which never changes for a version, so reprocessing it later writes the same keys)."""
+    if last_modified.tzinfo is None:
+        last_modified = last_modified.replace(tzinfo=UTC)
+    return last_modified.astimezone(UTC).date().isoformat()
+
+
+def content_version_date(version_id: str | None) -> str | None:
+    """The ingest date a content version (``null.<YYYYmmddTHHMMSSZ>.<ETag>``, an unversioned
+    bucket's write: ``ingest_pipeline.versions``) carries: its Last-Modified; else None."""
+    if not version_id or not version_id.startswith("null."):
+        return None
+    stamp = version_id[len("null.") :].partition(".")[0]
+    if len(stamp) < 8 or not stamp[:8].isdigit():
+        return None
+    return f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}"
+
+
+def output_key(key: str, ingest_date: str, suffix: str = ".jsonl") -> str:
+    """``incoming/orders/2026/a.csv`` landed on 2026-11-30 ->
+    ``processed/orders/ingest_date=2026-11-30/2026/a.jsonl``: a Hive-style partition of
+    the date the object landed (``ingest_date``), then the key below the dataset.
 
     ``.gz`` and then a known input suffix (``.csv``, ``.jsonl``, ``.ndjson``, any case) are
     replaced: ``a.csv.gz`` and ``a.ndjson`` are written as ``a.jsonl``. Any other name keeps
-    its suffix (``a.txt`` -> ``a.txt.jsonl``), as it always has: outputs already written
-    keep their keys. ``suffix``: the output format's (``.parquet``)."""
-    stem = relative_key(key)
+    its suffix (``a.txt`` -> ``a.txt.jsonl``). ``suffix``: the output format's; Parquet
+    output is a directory (``.parquet``) of parts (``parquet_part_key``)."""
+    if not _DATE.match(ingest_date):
+        raise ValueError(f"ingest_date must be YYYY-MM-DD, not {ingest_date!r}")
+    dataset = dataset_of(key)
+    stem = relative_key(key)[len(dataset) + 1 :]
     stem = stem[: -len(".gz")] if stem.lower().endswith(".gz") else stem
     for known in _INPUT_SUFFIXES:
         if stem.lower().endswith(known):
             stem = stem[: -len(known)]
             break
-    return f"{PROCESSED_PREFIX}{stem}{suffix}"
+    partition = f"{INGEST_DATE_PARTITION}={ingest_date}"
+    return f"{PROCESSED_PREFIX}{dataset}/{partition}/{stem}{suffix}"
+
+
+def parquet_part_key(directory: str, index: int) -> str:
+    """Part ``index`` of a Parquet output directory: ``<dir>/part-00000.parquet``."""
+    return f"{directory}/part-{index:05d}{PARQUET_SUFFIX}"
+
+
+def manifest_key(directory: str) -> str:
+    """A Parquet output directory's manifest, written last: the commit of the directory
+    (``_``-prefixed: Hive, Spark, Athena and Glue skip it as a data file)."""
+    return f"{directory}/{MANIFEST_NAME}"
 
 
 def quarantine_key(key: str) -> str:
@@ -78,5 +121,17 @@ def plan_key(execution_arn: str, round_: int) -> str:
     return f"{work_prefix(execution_arn, round_)}plan.json"
 
 
-def part_key(execution_arn: str, round_: int, index: int) -> str:
-    return f"{work_prefix(execution_arn, round_)}part-{index:05d}.jsonl"
+def part_key(execution_arn: str, round_: int, index: int, suffix: str = ".jsonl") -> str:
+    """A chunk's output under the execution's working files."""
+    return f"{work_prefix(execution_arn, round_)}part-{index:05d}{suffix}"
+
+
+def piece_key(execution_arn: str, round_: int, index: int) -> str:
+    """A piece of the object as UTF-8 text, written by SplitObject's single pass (gzip,
+    other encodings): what chunk ``index`` converts."""
+    return f"{work_prefix(execution_arn, round_)}piece-{index:05d}"
+
+
+def header_key(execution_arn: str, round_: int) -> str:
+    """The header (as UTF-8) of an object that SplitObject cut into pieces."""
+    return f"{work_prefix(execution_arn, round_)}header"

@@ -19,9 +19,12 @@ pyarrow is not part of the functions' package: it comes from the PyarrowLayer
 (layers/pyarrow/Makefile) of the functions that write Parquet, and is imported only when a
 file is written, so the functions without the layer import this module for nothing.
 
-Memory is bounded by ``row_group_rows``: the rows are gathered that many at a time, and each
-batch is written as one row group (zstd; dictionary encoding for string columns only).
-When an error is raised the sink holds the start of a file with no footer: discard it.
+Row groups are sized for scans: up to ``DEFAULT_ROW_GROUP_ROWS`` (1,048,576) rows, tens of
+MiB of a typical dataset, so a reader skips or reads a whole row group per request (zstd;
+dictionary encoding for string columns only). Memory stays bounded: rows are converted
+from Python values to Arrow arrays ``BATCH_ROWS`` at a time, and a row group's batches are
+held as Arrow arrays (a few bytes a value) until it is written. When an error is raised the
+sink holds the start of a file with no footer: discard it.
 """
 
 from __future__ import annotations
@@ -38,11 +41,12 @@ import msgspec
 
 from ingest_pipeline.errors import ValueTypeError
 from ingest_pipeline.logic.contracts import Column, ColumnType, Contract
-from ingest_pipeline.logic.transform import Summary
+from ingest_pipeline.logic.summary import Summary
 
 CONTENT_TYPE = "application/vnd.apache.parquet"
 SUFFIX = ".parquet"
-DEFAULT_ROW_GROUP_ROWS = 65536
+DEFAULT_ROW_GROUP_ROWS = 1 << 20
+BATCH_ROWS = 65536  # rows held as Python values at most
 DECIMAL_PRECISION = 38
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -267,22 +271,38 @@ def write_parquet(
         use_dictionary=[c.name for c in contract.columns if c.type is ColumnType.STRING] or False,
     )
 
-    def flush() -> None:
+    batches: list[Any] = []
+    held = 0  # rows in ``batches``
+    batch_rows = min(BATCH_ROWS, row_group_rows)
+
+    def convert() -> None:
+        nonlocal held
         arrays = [
             pa.array(values, type=field.type)
             for values, field in zip(pending.take(), schema, strict=True)
         ]
-        writer.write_batch(
-            pa.RecordBatch.from_arrays(arrays, schema=schema), row_group_size=row_group_rows
-        )
+        batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
+        batches.append(batch)
+        held += batch.num_rows
+
+    def flush() -> None:
+        nonlocal held
+        table = pa.Table.from_batches(batches, schema=schema)
+        writer.write_table(table, row_group_size=row_group_rows)
+        batches.clear()
+        held = 0
 
     rows = 0
     try:
         for rows, line in enumerate(lines, 1):
             pending.add(line, rows)
-            if len(pending) >= row_group_rows:
-                flush()
+            if len(pending) >= batch_rows:
+                convert()
+                if held >= row_group_rows:
+                    flush()
         if len(pending):
+            convert()
+        if batches:
             flush()
     except BaseException:
         out.failed = True

@@ -8,11 +8,10 @@ load the failure reports or the reconciliation planner (cold start, issue 12).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 
-@dataclass(frozen=True)
-class FailurePolicy:
+class FailurePolicy(Struct, frozen=True):
     """Backoff before the reconciler may retry a FAILED-retryable object, and record TTL.
 
     These defaults are the only ones: ``ingest_pipeline.config.Settings`` reads them for the
@@ -29,8 +28,7 @@ class FailurePolicy:
         return int(min(self.retry_max_seconds, self.retry_base_seconds * 2 ** min(exponent, 30)))
 
 
-@dataclass(frozen=True)
-class ReconcilePolicy:
+class ReconcilePolicy(Struct, frozen=True):
     max_attempts: int = 5
     missed_grace_seconds: int = 900
     missed_lookback_hours: int = 72

@@ -31,7 +31,7 @@ from ingest_pipeline.errors import ConfigurationError, DataError
 
 if TYPE_CHECKING:
     from ingest_pipeline.logic.contracts import Contract
-    from ingest_pipeline.logic.transform import Summary
+    from ingest_pipeline.logic.summary import Summary
 
 __all__ = ["PACKAGE", "Processor", "load_processor", "processed"]
 

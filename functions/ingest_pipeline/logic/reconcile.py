@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
+
+from msgspec import Struct, field
 
 # The state record's types live in models (the DAL reads records without importing logic);
 # callers that import ObjectVersion, OpenRecord or iso_ms from this module still may.
@@ -41,14 +42,12 @@ class ActionKind(StrEnum):
     REPROCESS = "REPROCESS"
 
 
-@dataclass(frozen=True)
-class ListedObject:
+class ListedObject(Struct, frozen=True):
     object: ObjectVersion
     last_modified: datetime
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(Struct, frozen=True):
     kind: ActionKind
     object: ObjectVersion
     attempt: int
@@ -57,8 +56,7 @@ class Action:
     reason: str = ""
 
 
-@dataclass
-class Plan:
+class Plan(Struct):
     actions: list[Action] = field(default_factory=list)
     waiting: int = 0  # FAILED-retryable, backoff not elapsed yet
     leased: int = 0  # RUNNING within their lease

@@ -31,16 +31,13 @@ containers pile up to trigger a collection.
 from __future__ import annotations
 
 import csv
-import hashlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import chain, islice
 from operator import call
 from typing import IO, Any
 
 from ingest_pipeline.errors import (
     ColumnCountError,
-    ConfigurationError,
     DataError,
     EmptyFileError,
     EncodingError,
@@ -51,35 +48,14 @@ from ingest_pipeline.errors import (
 )
 from ingest_pipeline.logic import formats, jsonl, processing
 from ingest_pipeline.logic._fastpath import RowFormat, row_format
-from ingest_pipeline.logic.contracts import Compression, Contract, InputFormat, convert_row
+from ingest_pipeline.logic.contracts import Contract, InputFormat, convert_row
+from ingest_pipeline.logic.summary import Summary
 
 UTF8_BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_LINE_BYTES = 1024 * 1024
 MAX_REPORTED_ERRORS = 10
 READ_BLOCK_BYTES = 256 * 1024  # read from the source at a time (dal.s3's buffer size)
 BATCH_RECORDS = 256  # records converted together, at most (few enough for the GC to stay idle)
-
-
-@dataclass
-class Summary:
-    """What one conversion did; small enough to travel in the state machine's state."""
-
-    dataset: str
-    rows: int = 0
-    bytes_in: int = 0
-    bytes_out: int = 0
-    sha256: str = ""
-    lines: int = 0  # physical lines read (set when the conversion completes)
-    _digest: Any = field(default_factory=hashlib.sha256, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dataset": self.dataset,
-            "rows": self.rows,
-            "bytesIn": self.bytes_in,
-            "bytesOut": self.bytes_out,
-            "sha256": self.sha256,
-        }
 
 
 class _LineSource:
@@ -247,9 +223,10 @@ def convert(
     ``stop_at`` (a line start, in bytes from the start of ``source``) converts only the
     records that start before it: the source is read past it only to finish a record that
     started before (the large-file path's chunks, ``logic/chunks.py``). ``summary.lines``
-    then tells how many lines were read, ``summary.bytes_in`` how many bytes. Offsets into
-    the raw object mean something only for uncompressed UTF-8 CSV in the default dialect
-    (``formats.splittable``): anything else is refused.
+    then tells how many lines were read, ``summary.bytes_in`` how many bytes. ``source`` is
+    then already UTF-8 and uncompressed (the raw object when ``formats.split_mode`` says
+    BYTE_RANGE, else a piece SplitObject wrote), in the contract's CSV dialect or JSON
+    Lines; a chunk without a record is not an empty file (the whole object may not be).
     """
     lines = _converted(source, contract, summary, max_line_bytes=max_line_bytes, stop_at=stop_at)
     if contract.processor is None:
@@ -267,16 +244,18 @@ def _converted(
 ) -> Iterator[bytes]:
     """``convert`` without the contract's processor."""
     spec = contract.input
-    if stop_at is not None:
-        gzipped = spec.compression is Compression.GZIP
-        if not formats.splittable(spec, gzipped=gzipped):
-            raise ConfigurationError(
-                f"the {contract.dataset!r} contract's input is "
-                f"{formats.describe(spec, gzipped=gzipped)}: it cannot be converted in chunks "
-                "of the raw object (only uncompressed UTF-8 CSV can)"
-            )
+    if stop_at is not None:  # a chunk: UTF-8 already
+        if spec.format is InputFormat.JSONL:
+            return _convert_jsonl(source, contract, summary, max_line_bytes, stop_at=stop_at)
         return _convert_csv(
-            source, contract, summary, max_line_bytes=max_line_bytes, stop_at=stop_at
+            source,
+            contract,
+            summary,
+            max_line_bytes=max_line_bytes,
+            stop_at=stop_at,
+            delimiter=spec.delimiter,
+            quote=spec.quote,
+            header=spec.header,
         )
     stream = formats.utf8_stream(source, spec)
     if spec.format is InputFormat.JSONL:
@@ -344,20 +323,26 @@ def _convert_csv(
     summary.lines = reader.line_num
     if rows.problems:
         raise value_error(rows.problems)
-    if not header and not summary.rows:
+    if not header and not summary.rows and stop_at is None:
         raise _no_records(summary.lines)
     summary.sha256 = summary._digest.hexdigest()
 
 
 def _convert_jsonl(
-    source: IO[bytes], contract: Contract, summary: Summary, max_line_bytes: int
+    source: IO[bytes],
+    contract: Contract,
+    summary: Summary,
+    max_line_bytes: int,
+    *,
+    stop_at: int | None = None,
 ) -> Iterator[bytes]:
     """``convert`` for UTF-8 JSON Lines: the lines read as CSV's are (``_LineSource``), each
     made a row by ``logic/jsonl.py``, problems collected as CSV's are."""
     problems: list[dict[str, Any]] = []
     digest = summary._digest.update
     number = 0
-    for number, line in enumerate(_LineSource(source, summary, max_line_bytes).lines, 1):
+    lines = _LineSource(source, summary, max_line_bytes, stop_at=stop_at).lines
+    for number, line in enumerate(lines, 1):
         if jsonl.is_blank(line):
             continue
         text = jsonl.row(line, number, contract, problems)
@@ -375,7 +360,7 @@ def _convert_jsonl(
     summary.lines = number
     if problems:
         raise value_error(problems)
-    if not summary.rows:
+    if not summary.rows and stop_at is None:
         raise _no_records(number)
     summary.sha256 = summary._digest.hexdigest()
 

@@ -43,16 +43,14 @@ from moto.core import DEFAULT_ACCOUNT_ID
 
 from localcloud import STACK_NAME, TEMPLATE, registry
 from localcloud.console.extensions import ConsoleExtensions
+from localcloud.faults import Faults
 from localcloud.features import delivery, executions, lambda_async
-from localcloud.features.clock import Clock
-from localcloud.features.delivery import DeliveryLog
 from localcloud.features.event_source_mappings import EventSourceMappings
-from localcloud.features.faults import Faults
 from localcloud.features.lambda_processes import Processes
 from localcloud.features.scheduler import Schedules
 from localcloud.iam.enforcement import iam_enabled
 from localcloud.patching import PatchSet
-from localcloud.runtime import Handler, Runtime
+from localcloud.runtime import Clock, DeliveryLog, Handler, Runtime
 from localcloud.stack import DeployedStack, deploy, put_public_parameter
 from localcloud.stack.api import StackOperations, prepare_local
 from localcloud.stack.template import load_template

@@ -5,28 +5,34 @@ in-process Lambda handlers by function name, the log of invocations, the faults 
 the clock (virtual or scaled real time), the EventBridge delivery log and the Step Functions
 MockConfigFile. Patches are built for a runtime (``Patch.build(runtime)``) and reach it
 through their closures, so nothing here is a module global and two clouds never share state.
+The state's classes are here (the faults' in faults.py): the patches import them, never back.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable
+import weakref
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcloud.features.clock import Clock
-from localcloud.features.delivery import DeliveryLog
-from localcloud.features.faults import Faults
-from localcloud.features.lambda_async import AsyncInvocations
-from localcloud.features.lambda_runtime import EnvironmentWaits
-from localcloud.features.s3_replication import Replications
-from localcloud.iam.enforcement import Authorizer
+from localcloud.faults import Faults
+from localcloud.iam import enforcement as iam
+from localcloud.work_log import WorkLog
 
-__all__ = ["DeployReport", "Handler", "Runtime"]
+__all__ = [
+    "AsyncInvocation", "AsyncInvocations", "Clock", "Delivery", "DeliveryLog", "DeployReport",
+    "EnvironmentWaits", "Handler", "Replication", "Replications", "Runtime",
+]  # fmt: skip
 
 Handler = Callable[[Any, Any], Any]
+# the background work logs under the names of the features that do the work
+_ASYNC_LOG = logging.getLogger("localcloud.features.lambda_async")
+_REPLICATION_LOG = logging.getLogger("localcloud.features.s3_replication")
 
 
 @dataclass
@@ -43,6 +49,170 @@ class DeployReport:
         self.created.clear()
 
 
+class Clock:
+    def __init__(self, scale: float = 0.0) -> None:
+        self.scale = scale
+        #: seconds slept on this clock outside the ASL (deliveries, SDK retries, schedules)
+        self.slept = 0.0
+        #: execution ARN -> [(state name, seconds)] of every Retry backoff
+        self.retry_sleeps: defaultdict[str, list[tuple[str, float]]] = defaultdict(list)
+        #: execution ARN -> [(state name, seconds)] of every Wait state
+        self.waits: defaultdict[str, list[tuple[str, float]]] = defaultdict(list)
+        self._lock = threading.Lock()
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds`` on this clock: recorded, and really slept times ``scale``."""
+        with self._lock:
+            self.slept += seconds
+        if self.scale and seconds > 0:
+            time.sleep(seconds * self.scale)
+
+    def record(
+        self, log: defaultdict[str, list[tuple[str, float]]], env: Any, seconds: float
+    ) -> None:
+        context = env.states.context_object.context_object_data
+        with self._lock:
+            log[context["Execution"]["Id"]].append((context["State"]["Name"], seconds))
+
+
+class EnvironmentWaits:
+    """How long each thread has waited for a function's environment, finished waits and the
+    one under way. An in-process Invoke runs on its caller's thread: for a Step Functions task,
+    the thread moto starts to evaluate it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waited: weakref.WeakKeyDictionary[threading.Thread, float] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._since: dict[threading.Thread, float] = {}
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Around the wait of the current thread for an environment."""
+        me, began = threading.current_thread(), time.monotonic()
+        with self._lock:
+            self._since[me] = began
+        try:
+            yield
+        finally:
+            with self._lock:
+                del self._since[me]
+                self._waited[me] = self._waited.get(me, 0.0) + time.monotonic() - began
+
+    def of(self, thread: threading.Thread) -> float:
+        """Seconds ``thread`` has waited so far."""
+        with self._lock:
+            began = self._since.get(thread)
+            ongoing = time.monotonic() - began if began is not None else 0.0
+            return self._waited.get(thread, 0.0) + ongoing
+
+
+@dataclass
+class Delivery:
+    """One event delivered (or not) to one rule target."""
+
+    event_id: str
+    rule_arn: str
+    target_arn: str
+    target_id: str
+    event: dict[str, Any]
+    input: str | None = None
+    status: str = "PENDING"  # PENDING, DELIVERED, DEAD_LETTERED, DROPPED
+    attempts: int = 0
+    error_code: str | None = None
+    error_message: str | None = None
+    exhausted_condition: str | None = None
+    result: dict[str, Any] = field(default_factory=dict)  # executionArn / MessageId / ...
+    dead_letter_message_id: str | None = None
+    submitted: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    retry_delays: list[float] = field(default_factory=list)
+
+    @property
+    def execution_arn(self) -> str | None:
+        value = self.result.get("executionArn")
+        return str(value) if value else None
+
+
+class DeliveryLog(WorkLog[Delivery]):
+    """Deliveries in submission order, with waiting helpers (thread-safe)."""
+
+    THREADS = "eventbridge"
+
+
+@dataclass
+class AsyncInvocation:
+    """One asynchronous invocation of a function, from 202 to its last send."""
+
+    request_id: str
+    function_name: str
+    function_arn: str
+    payload: str
+    status: str = "QUEUED"  # QUEUED, RUNNING, SUCCEEDED, FAILED (ERROR: a local cloud bug)
+    attempts: int = 0
+    condition: str | None = None  # Success, RetriesExhausted, EventAgeExceeded
+    function_error: str | None = None
+    response: Any = None
+    retry_delays: list[float] = field(default_factory=list)
+    #: (kind, target ARN, message id or error): OnSuccess, OnFailure, DeadLetter
+    sent: list[tuple[str, str, str]] = field(default_factory=list)
+    #: (kind, target ARN, error) of every send that failed: the event is lost there
+    lost: list[tuple[str, str, str]] = field(default_factory=list)
+    tenant_id: str | None = None  # Invoke's TenantId (features/lambda_tenancy.py)
+    finished: float | None = None
+
+
+class AsyncInvocations(WorkLog[AsyncInvocation]):
+    """The asynchronous invocations of one cloud and the pool that runs them."""
+
+    THREADS = "lambda-async"
+    CLOSES = True  # none outlives its cloud (it would call the real endpoints)
+
+    def _work(self, item: AsyncInvocation, work: Callable[[AsyncInvocation], None]) -> None:
+        try:
+            with iam.acting_as(None):  # not whoever started the pool's thread
+                work(item)
+        except Exception:
+            item.status = "ERROR"
+            _ASYNC_LOG.exception(
+                "asynchronous invocation %s of %s", item.request_id, item.function_name
+            )
+
+    def of(self, function_name: str) -> list[AsyncInvocation]:
+        return [i for i in self.all() if i.function_name == function_name]
+
+
+@dataclass
+class Replication:
+    """One version (an object or a delete marker) copied to one destination bucket."""
+
+    bucket: str
+    key: str
+    version_id: str
+    destination: str
+    rule: str
+    delete_marker: bool = False
+    status: str = "PENDING"  # COMPLETED, FAILED
+    error: str = ""
+    finished: float | None = None
+
+
+class Replications(WorkLog[Replication]):
+    """The replications of one cloud and the pool that copies them."""
+
+    THREADS = "s3-replication"
+    CLOSES = True
+
+    def _work(self, item: Replication, work: Callable[[Replication], None]) -> None:
+        try:
+            with iam.acting_as(None):
+                work(item)
+        except Exception as exc:  # a local cloud bug: reported as the failure it causes
+            item.status, item.error = "FAILED", f"{type(exc).__name__}: {exc}"
+            _REPLICATION_LOG.exception("replication of %s/%s", item.bucket, item.key)
+
+
 class Runtime:
     def __init__(
         self,
@@ -53,7 +223,7 @@ class Runtime:
     ):
         self.lock = threading.Lock()
         #: the account's policies and every authorization decision (iam/enforcement.py)
-        self.authorizer = Authorizer(account)
+        self.authorizer = iam.Authorizer(account)
         #: function name (physical) -> handler(event, context), run in-process on Invoke
         self.handlers: dict[str, Handler] = {}
         #: with environments as processes (features/lambda_processes.py), their pools

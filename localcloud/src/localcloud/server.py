@@ -39,7 +39,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from moto.moto_server.werkzeug_app import (
@@ -52,12 +52,36 @@ from werkzeug.wrappers import Request, Response
 
 from localcloud import bucket_cors
 from localcloud.console import routes as console_routes
+from localcloud.console.extensions import Cloud
 from localcloud.features.role_sessions import SignedRequests
 
 if TYPE_CHECKING:
-    from localcloud.cloud import LocalCloud
+    from localcloud.faults import Faults
+    from localcloud.features.scheduler import Schedules
+    from localcloud.runtime import DeliveryLog, Runtime
 
 ADMIN_PREFIX = "/_localcloud/"
+
+
+class ServedCloud(Cloud, Protocol):
+    """What the front serves of a running :class:`~localcloud.cloud.LocalCloud`."""
+
+    runtime: Runtime
+    schedules: Schedules | None
+    time_scale: float
+
+    @property
+    def faults(self) -> Faults: ...
+    @property
+    def deliveries(self) -> DeliveryLog: ...
+    def describe(self) -> dict[str, Any]: ...
+    def load_faults(self, spec: dict[str, Any]) -> None: ...
+    def emit(
+        self, source: str, detail_type: str, detail: dict[str, Any],
+        resources: list[str] | tuple[str, ...] = (),
+    ) -> dict[str, Any]: ...  # fmt: skip
+
+
 LOG = logging.getLogger("localcloud.server")
 
 # --- who may reach the local cloud -----------------------------------------------------------
@@ -268,7 +292,7 @@ def default_policy() -> FrontPolicy:
 class AdminApp:
     """WSGI middleware: /_localcloud/* here, everything else to moto."""
 
-    def __init__(self, cloud: LocalCloud, aws_app: Any) -> None:
+    def __init__(self, cloud: ServedCloud, aws_app: Any) -> None:
         self.cloud, self.aws_app = cloud, aws_app
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
@@ -489,7 +513,7 @@ class LocalCloudServer:
     the policy does not allow."""
 
     def __init__(
-        self, cloud: LocalCloud, host: str, port: int, policy: FrontPolicy | None = None
+        self, cloud: ServedCloud, host: str, port: int, policy: FrontPolicy | None = None
     ) -> None:
         self.cloud, self.host, self.port = cloud, host, port
         self.policy = policy if policy is not None else default_policy()

@@ -20,7 +20,8 @@ from botocore.exceptions import ClientError
 from moto.sns.models import sns_backends
 
 from localcloud.cloud import LocalCloud
-from localcloud.features.lambda_async import AsyncInvocation, async_invocations
+from localcloud.features.lambda_async import async_invocations
+from localcloud.runtime import AsyncInvocation
 from serverless_patterns import Pattern, Steps, wait_for
 
 # ----------------------------------------------------------------------------- helpers

@@ -22,7 +22,8 @@ from typing import Any
 import boto3
 
 from localcloud.cloud import LocalCloud
-from localcloud.features.lambda_async import AsyncInvocation, async_invocations
+from localcloud.features.lambda_async import async_invocations
+from localcloud.runtime import AsyncInvocation
 from serverless_patterns import Pattern, Steps, wait_for
 
 TIMEOUT = 10.0

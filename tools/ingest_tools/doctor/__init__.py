@@ -17,7 +17,8 @@ Exit codes (``Report.exit_code``; ``ingestctl doctor``, text or ``--json`` alike
 
 from __future__ import annotations
 
-from ingest_tools.doctor.checks import Clients, Context, run
+from ingest_tools.doctor.checks import run
+from ingest_tools.doctor.context import Clients, Context
 from ingest_tools.doctor.report import Check, Report, Status
 
 __all__ = ["Check", "Clients", "Context", "Report", "Status", "run"]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ingest_tools.doctor.report import Check, Status
 
 if TYPE_CHECKING:
-    from ingest_tools.doctor.checks import Context
+    from ingest_tools.doctor.context import Context
 
 __all__ = ["alarms"]
 

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ingest_tools.doctor import dead_letters
 from ingest_tools.doctor.alarms import alarms
+from ingest_tools.doctor.context import Clients, Context
 from ingest_tools.doctor.event_path import (
     bucket_eventbridge,
     object_created_event,
@@ -52,52 +51,6 @@ __all__ = [
 ]
 
 _NOT_FOUND = ("NotFound", "NonExistent", "DoesNotExist", "NoSuch")
-
-
-@dataclass(frozen=True)
-class Clients:
-    s3: Any
-    events: Any
-    sqs: Any
-    stepfunctions: Any
-    scheduler: Any
-    cloudwatch: Any
-    cloudformation: Any
-    lambda_: Any
-    dynamodb: Any
-
-    @classmethod
-    def create(cls, make: Callable[[str], Any]) -> Clients:
-        """``make(service)`` builds one client (e.g. ``session.client``)."""
-        return cls(
-            s3=make("s3"),
-            events=make("events"),
-            sqs=make("sqs"),
-            stepfunctions=make("stepfunctions"),
-            scheduler=make("scheduler"),
-            cloudwatch=make("cloudwatch"),
-            cloudformation=make("cloudformation"),
-            lambda_=make("lambda"),
-            dynamodb=make("dynamodb"),
-        )
-
-
-@dataclass(frozen=True)
-class Context:
-    clients: Clients
-    outputs: Mapping[str, str]
-    stack: str | None
-    now: datetime
-    since: timedelta = timedelta(hours=24)
-    #: appended to the ingestctl commands the actions name (e.g. ``--stack prod``)
-    connection: str = ""
-
-    def output(self, key: str) -> str:
-        return self.outputs[key]
-
-    def ingestctl(self, command: str) -> str:
-        """An ingestctl command line to suggest, with doctor's own connection options."""
-        return f"ingestctl {command}{' ' + self.connection if self.connection else ''}"
 
 
 CheckFunction = Callable[[Context], list[Check]]

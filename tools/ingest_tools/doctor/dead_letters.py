@@ -22,7 +22,7 @@ from ingest_tools.recovery.formats import RecordKind
 from ingest_tools.recovery.inspect import QueueSummary, inspect_queue
 
 if TYPE_CHECKING:
-    from ingest_tools.doctor.checks import Context
+    from ingest_tools.doctor.context import Context
 
 __all__ = ["PEEK_LIMIT", "check", "check_name", "output_keys", "queue_name", "verdict"]
 

@@ -20,7 +20,7 @@ from ingest_tools.doctor.report import Check, Status
 from ingest_tools.recovery.formats import bus_from_rule_arn
 
 if TYPE_CHECKING:
-    from ingest_tools.doctor.checks import Context
+    from ingest_tools.doctor.context import Context
 
 __all__ = [
     "bucket_eventbridge",

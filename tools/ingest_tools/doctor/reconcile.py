@@ -22,7 +22,7 @@ from ingest_tools.doctor.event_path import queue_url
 from ingest_tools.doctor.report import Check, Status, duration
 
 if TYPE_CHECKING:
-    from ingest_tools.doctor.checks import Context
+    from ingest_tools.doctor.context import Context
 
 __all__ = ["DEFAULT_SCHEDULE_PERIOD", "open_records", "reconcile_schedule", "schedule_period"]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -30,9 +30,6 @@ from localcloud.console import extensions
 from localcloud.console.graph import TOP, graph
 from localcloud.execution_history import log_group_name, logged_history
 from localcloud.features import executions as backend_executions
-
-if TYPE_CHECKING:
-    from localcloud.cloud import LocalCloud
 
 __all__ = [
     "MAX_PATH",
@@ -54,7 +51,7 @@ _NOT_FOUND = {"ExecutionDoesNotExist", "StateMachineDoesNotExist", "ResourceNotF
 NotFound = extensions.NotFound  # no state machine or execution with this ARN (404 over HTTP)
 
 
-def _client(cloud: LocalCloud, service: str) -> Any:
+def _client(cloud: extensions.Cloud, service: str) -> Any:
     return clients.client(service, cloud.region)
 
 
@@ -115,7 +112,7 @@ def _positive(name: str, value: Any, maximum: int) -> int:
 
 
 # --- state machines ------------------------------------------------------------------------
-def state_machines(cloud: LocalCloud) -> list[dict[str, Any]]:
+def state_machines(cloud: extensions.Cloud) -> list[dict[str, Any]]:
     """Every state machine: name, arn, type, creation date and graph (None, with
     ``graphError``, for a definition that cannot be drawn)."""
     sfn = _client(cloud, "stepfunctions")
@@ -173,7 +170,7 @@ def _offset(token: str | None) -> int:
 
 
 def executions(
-    cloud: LocalCloud,
+    cloud: extensions.Cloud,
     machine_arn: str,
     status: str | None = None,
     limit: int = 100,
@@ -362,7 +359,9 @@ def _node_ids(drawn: Mapping[str, Any] | None) -> dict[str, str]:
     return ids
 
 
-def _history(cloud: LocalCloud, arn: str, machine: Mapping[str, Any]) -> tuple[list[Any], Any]:
+def _history(
+    cloud: extensions.Cloud, arn: str, machine: Mapping[str, Any]
+) -> tuple[list[Any], Any]:
     """The whole history and where it came from (None: nowhere, an unlogged EXPRESS run)."""
     if ":express:" in arn:
         group = log_group_name(machine.get("loggingConfiguration"))
@@ -384,7 +383,7 @@ def _history(cloud: LocalCloud, arn: str, machine: Mapping[str, Any]) -> tuple[l
 
 
 def execution(
-    cloud: LocalCloud, arn: str, *, page_size: int = 200, page_token: str | None = None
+    cloud: extensions.Cloud, arn: str, *, page_size: int = 200, page_token: str | None = None
 ) -> dict[str, Any]:
     """One execution: its description, one page of its history as rows (``events``,
     ``nextPageToken`` while more follow, ``eventCount``), and on the first page (no

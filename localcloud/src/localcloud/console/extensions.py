@@ -19,16 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from localcloud.cloud import LocalCloud
+__all__ = [
+    "Cloud", "ConsoleExtensions", "NotFound", "ObjectProvider", "ObjectsProvider", "RedriveCommand",
+]  # fmt: skip
 
-__all__ = ["ConsoleExtensions", "NotFound", "ObjectProvider", "ObjectsProvider", "RedriveCommand"]
-
-RedriveCommand = Callable[["LocalCloud", str], "str | None"]
-ObjectsProvider = Callable[["LocalCloud", str], "list[dict[str, Any]]"]
-ObjectProvider = Callable[["LocalCloud", str], "dict[str, Any]"]
+# A hook's first argument is the running LocalCloud (Any: the console does not import cloud.py)
+RedriveCommand = Callable[[Any, str], "str | None"]
+ObjectsProvider = Callable[[Any, str], "list[dict[str, Any]]"]
+ObjectProvider = Callable[[Any, str], "dict[str, Any]"]
 
 
 class NotFound(KeyError):
@@ -51,3 +51,11 @@ class ConsoleExtensions:
         """What the page's menu offers."""
         provided = self.objects is not None and self.object is not None
         return {"objects": provided, "objectsTitle": self.objects_title if provided else None}
+
+
+class Cloud(Protocol):
+    """What the console reads of a running :class:`~localcloud.cloud.LocalCloud`."""
+
+    region: str
+    account_id: str
+    console: ConsoleExtensions

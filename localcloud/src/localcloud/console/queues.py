@@ -21,14 +21,12 @@ import contextlib
 import datetime as dt
 import json
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import ClientError
 
 from localcloud.console.data import NotFound, _client
-
-if TYPE_CHECKING:
-    from localcloud.cloud import LocalCloud
+from localcloud.console.extensions import Cloud
 
 __all__ = ["MAX_MESSAGES", "default_redrive", "queue", "queues"]
 
@@ -48,7 +46,7 @@ def _name(reference: str) -> str:
     return text.rsplit("/", 1)[-1]
 
 
-def _dead_letter_sources(cloud: LocalCloud, attributes: dict[str, dict[str, str]]) -> Any:
+def _dead_letter_sources(cloud: Cloud, attributes: dict[str, dict[str, str]]) -> Any:
     """DLQ ARN -> {"queues": [source queue ARNs], "rules": [...], "schedules": [...]}."""
     found: dict[str, dict[str, list[Any]]] = {}
 
@@ -85,7 +83,7 @@ def _dead_letter_sources(cloud: LocalCloud, attributes: dict[str, dict[str, str]
     return found
 
 
-def _listing(cloud: LocalCloud) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
+def _listing(cloud: Cloud) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
     sqs = _client(cloud, "sqs")
     attributes: dict[str, dict[str, str]] = {}
     for page in sqs.get_paginator("list_queues").paginate():
@@ -112,7 +110,7 @@ def _row(url: str, attrs: dict[str, str], sources: dict[str, Any]) -> dict[str, 
     }
 
 
-def queues(cloud: LocalCloud) -> list[dict[str, Any]]:
+def queues(cloud: Cloud) -> list[dict[str, Any]]:
     """Every queue, by name: ``name, url, arn, fifo, messages, inFlight, delayed,
     deadLetterFor ({"queues", "rules": [{"rule", "target"}], "schedules"}),
     isDeadLetterQueue``."""
@@ -177,13 +175,13 @@ def _message(message: Any) -> dict[str, Any]:
     }
 
 
-def _backend_queue(cloud: LocalCloud, name: str) -> Any:
+def _backend_queue(cloud: Cloud, name: str) -> Any:
     from moto.sqs.models import sqs_backends
 
     return sqs_backends[cloud.account_id][cloud.region].queues.get(name)
 
 
-def queue(cloud: LocalCloud, reference: str, limit: int = 50) -> dict[str, Any]:
+def queue(cloud: Cloud, reference: str, limit: int = 50) -> dict[str, Any]:
     """One queue (``reference``: its URL, ARN or name): its row (see ``queues``), its
     ``redrive`` command and the first ``limit`` of its messages, oldest first, peeked
     (``messages``: id, body, sent, receiveCount, visible, delayed, attributes,

@@ -23,12 +23,9 @@ from __future__ import annotations
 import mimetypes
 from collections.abc import Callable, Mapping
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from localcloud.console import data, extensions, queues
-
-if TYPE_CHECKING:
-    from localcloud.cloud import LocalCloud
 
 __all__ = ["PAGES", "PREFIX", "handle", "static"]
 
@@ -52,11 +49,11 @@ def _required(query: Mapping[str, str], name: str) -> str:
     return value
 
 
-def _state_machines(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+def _state_machines(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
     return data.state_machines(cloud)
 
 
-def _executions(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+def _executions(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
     return data.executions(
         cloud,
         _required(query, "stateMachineArn"),
@@ -66,7 +63,7 @@ def _executions(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
     )
 
 
-def _execution(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+def _execution(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
     return data.execution(
         cloud,
         _required(query, "arn"),
@@ -75,7 +72,7 @@ def _execution(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
     )
 
 
-def _hooks(cloud: LocalCloud) -> extensions.ConsoleExtensions:
+def _hooks(cloud: extensions.Cloud) -> extensions.ConsoleExtensions:
     hooks = getattr(cloud, "console", None)
     return hooks if isinstance(hooks, extensions.ConsoleExtensions) else _NO_HOOKS
 
@@ -83,33 +80,33 @@ def _hooks(cloud: LocalCloud) -> extensions.ConsoleExtensions:
 _NO_HOOKS = extensions.ConsoleExtensions()
 
 
-def _features(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+def _features(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
     return _hooks(cloud).features()
 
 
-def _queues(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+def _queues(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
     return queues.queues(cloud)
 
 
-def _queue(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+def _queue(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
     return queues.queue(cloud, _required(query, "url"), limit=int(query.get("limit") or 50))
 
 
-def _objects(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+def _objects(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
     provider = _hooks(cloud).objects
     if provider is None:
         raise data.NotFound("this cloud's application provides no objects page")
     return provider(cloud, query.get("q") or "")
 
 
-def _object(cloud: LocalCloud, query: Mapping[str, str]) -> Any:
+def _object(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
     provider = _hooks(cloud).object
     if provider is None:
         raise data.NotFound("this cloud's application provides no objects page")
     return provider(cloud, _required(query, "key"))
 
 
-ROUTES: dict[str, Callable[[LocalCloud, Mapping[str, str]], Any]] = {
+ROUTES: dict[str, Callable[[extensions.Cloud, Mapping[str, str]], Any]] = {
     "state-machines": _state_machines,
     "executions": _executions,
     "execution": _execution,
@@ -121,7 +118,9 @@ ROUTES: dict[str, Callable[[LocalCloud, Mapping[str, str]], Any]] = {
 }
 
 
-def handle(cloud: LocalCloud, method: str, route: str, query: Mapping[str, str]) -> tuple[int, Any]:
+def handle(
+    cloud: extensions.Cloud, method: str, route: str, query: Mapping[str, str]
+) -> tuple[int, Any]:
     """Answer ``route`` (the part after ``console/api/``) as ``(HTTP status, JSON body)``."""
     endpoint = ROUTES.get(route)
     if endpoint is None:

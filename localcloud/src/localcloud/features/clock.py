@@ -16,47 +16,17 @@
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import botocore.endpoint as botocore_endpoint
 from moto.stepfunctions.parser.asl.component.common.retry import jitter_strategy_decl
 from moto.stepfunctions.parser.asl.component.state.wait.wait_function import wait_function
 
 from localcloud.patching import Kind, Patch, Targets
+from localcloud.runtime import Clock, Runtime
 
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
-
-__all__ = ["PATCHES", "Clock"]
-
-
-class Clock:
-    def __init__(self, scale: float = 0.0) -> None:
-        self.scale = scale
-        #: seconds slept on this clock outside the ASL (deliveries, SDK retries, schedules)
-        self.slept = 0.0
-        #: execution ARN -> [(state name, seconds)] of every Retry backoff
-        self.retry_sleeps: defaultdict[str, list[tuple[str, float]]] = defaultdict(list)
-        #: execution ARN -> [(state name, seconds)] of every Wait state
-        self.waits: defaultdict[str, list[tuple[str, float]]] = defaultdict(list)
-        self._lock = threading.Lock()
-
-    def sleep(self, seconds: float) -> None:
-        """Sleep ``seconds`` on this clock: recorded, and really slept times ``scale``."""
-        with self._lock:
-            self.slept += seconds
-        if self.scale and seconds > 0:
-            time.sleep(seconds * self.scale)
-
-    def record(
-        self, log: defaultdict[str, list[tuple[str, float]]], env: Any, seconds: float
-    ) -> None:
-        context = env.states.context_object.context_object_data
-        with self._lock:
-            log[context["Execution"]["Id"]].append((context["State"]["Name"], seconds))
+__all__ = ["PATCHES"]
 
 
 class _ClockTime:

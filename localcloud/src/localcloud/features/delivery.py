@@ -35,8 +35,7 @@ import json
 import random
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
@@ -44,18 +43,13 @@ from moto.events.models import Rule
 
 from localcloud import clients
 from localcloud.features.transformer import apply_input_transformer
-from localcloud.features.work_log import WorkLog
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Delivery, Runtime
 
 __all__ = [
     "NON_RETRYABLE",
     "PATCHES",
-    "Delivery",
-    "DeliveryLog",
     "deliver_event",
     "error_code_for",
     "iso_time",
@@ -121,39 +115,6 @@ def error_code_for(exc: Exception) -> tuple[str, str]:  # noqa: PLR0911
     if isinstance(exc, BotoCoreError):
         return "CONNECTION_FAILURE", str(exc)
     return "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}"
-
-
-@dataclass
-class Delivery:
-    """One event delivered (or not) to one rule target."""
-
-    event_id: str
-    rule_arn: str
-    target_arn: str
-    target_id: str
-    event: dict[str, Any]
-    input: str | None = None
-    status: str = "PENDING"  # PENDING, DELIVERED, DEAD_LETTERED, DROPPED
-    attempts: int = 0
-    error_code: str | None = None
-    error_message: str | None = None
-    exhausted_condition: str | None = None
-    result: dict[str, Any] = field(default_factory=dict)  # executionArn / MessageId / ...
-    dead_letter_message_id: str | None = None
-    submitted: float = field(default_factory=time.monotonic)
-    finished: float | None = None
-    retry_delays: list[float] = field(default_factory=list)
-
-    @property
-    def execution_arn(self) -> str | None:
-        value = self.result.get("executionArn")
-        return str(value) if value else None
-
-
-class DeliveryLog(WorkLog[Delivery]):
-    """Deliveries in submission order, with waiting helpers (thread-safe)."""
-
-    THREADS = "eventbridge"
 
 
 _queue_urls: dict[str, str] = {}  # queue ARN -> URL (GetQueueUrl once per queue)

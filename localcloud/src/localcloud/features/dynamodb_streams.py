@@ -41,7 +41,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.config import Config
 from moto.awslambda.utils import get_backend
@@ -51,12 +51,9 @@ from moto.dynamodb.models.table import StreamRecord, StreamShard
 from moto.events.models import EventPattern
 
 from localcloud import clients
-from localcloud.features.clock import Clock
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Clock, Runtime
 
 __all__ = ["PATCHES", "StreamMappings"]
 

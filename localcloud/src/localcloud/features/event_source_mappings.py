@@ -25,7 +25,7 @@ import hashlib
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.config import Config
 from moto.awslambda.models import LambdaBackend
@@ -33,13 +33,10 @@ from moto.awslambda.utils import get_backend
 from moto.sqs.models import sqs_backends
 
 from localcloud import clients
-from localcloud.features.clock import Clock
 from localcloud.features.dynamodb_streams import StreamMappings
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Clock, Runtime
 
 __all__ = ["PATCHES", "EventSourceMappings"]
 

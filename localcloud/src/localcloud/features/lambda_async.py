@@ -51,8 +51,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.config import Config
 from moto.awslambda.exceptions import LambdaClientError
@@ -69,17 +68,12 @@ from localcloud.features.lambda_runtime import (
     TENANT_HEADER,
     InProcessLambdaBackend,
 )
-from localcloud.features.work_log import WorkLog
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import AsyncInvocation, AsyncInvocations, Runtime
 
 __all__ = [
     "PATCHES",
-    "AsyncInvocation",
-    "AsyncInvocations",
     "async_invocations",
 ]
 
@@ -89,46 +83,6 @@ THROTTLE_BACKOFF_CAP = 300.0
 FAILURE_DETAIL_TYPE = "Lambda Function Invocation Result - Failure"
 SUCCESS_DETAIL_TYPE = "Lambda Function Invocation Result - Success"
 _CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
-
-
-@dataclass
-class AsyncInvocation:
-    """One asynchronous invocation of a function, from 202 to its last send."""
-
-    request_id: str
-    function_name: str
-    function_arn: str
-    payload: str
-    status: str = "QUEUED"  # QUEUED, RUNNING, SUCCEEDED, FAILED (ERROR: a local cloud bug)
-    attempts: int = 0
-    condition: str | None = None  # Success, RetriesExhausted, EventAgeExceeded
-    function_error: str | None = None
-    response: Any = None
-    retry_delays: list[float] = field(default_factory=list)
-    #: (kind, target ARN, message id or error): OnSuccess, OnFailure, DeadLetter
-    sent: list[tuple[str, str, str]] = field(default_factory=list)
-    #: (kind, target ARN, error) of every send that failed: the event is lost there
-    lost: list[tuple[str, str, str]] = field(default_factory=list)
-    tenant_id: str | None = None  # Invoke's TenantId (features/lambda_tenancy.py)
-    finished: float | None = None
-
-
-class AsyncInvocations(WorkLog[AsyncInvocation]):
-    """The asynchronous invocations of one cloud and the pool that runs them."""
-
-    THREADS = "lambda-async"
-    CLOSES = True  # none outlives its cloud (it would call the real endpoints)
-
-    def _work(self, item: AsyncInvocation, work: Callable[[AsyncInvocation], None]) -> None:
-        try:
-            with iam.acting_as(None):  # not whoever started the pool's thread
-                work(item)
-        except Exception:
-            item.status = "ERROR"
-            LOG.exception("asynchronous invocation %s of %s", item.request_id, item.function_name)
-
-    def of(self, function_name: str) -> list[AsyncInvocation]:
-        return [i for i in self.all() if i.function_name == function_name]
 
 
 def async_invocations(runtime: Runtime) -> AsyncInvocations:

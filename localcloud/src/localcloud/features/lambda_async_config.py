@@ -20,7 +20,7 @@ The asynchronous invocations that honour it: features/lambda_async.py.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.awslambda.exceptions import InvalidParameterValueException, ValidationException
 from moto.awslambda.models import EventInvokeConfig, LambdaBackend, LambdaFunction
@@ -28,9 +28,7 @@ from moto.awslambda.models import EventInvokeConfig, LambdaBackend, LambdaFuncti
 from localcloud.iam import enforcement as iam
 from localcloud.iam.actions import Need
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "arn_parts", "async_settings", "set_dead_letter_config"]
 

@@ -37,14 +37,12 @@ callback (a test, another process) runs in real time. Executions live as long as
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.config import Config
 from moto.awslambda import urls as lambda_urls
@@ -54,13 +52,11 @@ from moto.core.exceptions import JsonRESTError
 
 from localcloud import clients
 from localcloud.features import lambda_durable_api as api
-from localcloud.features.lambda_durable_api import DurableError, now
+from localcloud.features.lambda_durable_api import DurableError, Execution
 from localcloud.features.lambda_runtime import InProcessLambdaBackend, request_header
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "DurableError", "DurableService", "Execution", "set_durable_config"]
 
@@ -92,75 +88,6 @@ def set_durable_config(fn: Any, config: dict[str, Any]) -> None:
     group = get_backend(fn.account_id, fn.region)._lambdas._functions[fn.function_name]
     for each in [fn, group["latest"], *group["versions"]]:
         each.durable_config = dict(durable)
-
-
-@dataclass
-class Execution:
-    """One durable execution: its operations (API shape, datetimes) and its progress."""
-
-    arn: str
-    name: str
-    function_name: str
-    function_arn: str  # qualified with the version it runs
-    version: str
-    role: str
-    region: str
-    input_payload: str
-    config: dict[str, Any]
-    backend: Any = field(repr=False)
-    started: dt.datetime = field(default_factory=now)
-    status: str = "RUNNING"
-    result: str | None = None
-    error: dict[str, Any] | None = None
-    ended: dt.datetime | None = None
-    operations: dict[str, dict[str, Any]] = field(default_factory=dict)
-    changed: dict[str, int] = field(default_factory=dict)  # operation id -> seq
-    seq: int = 0
-    tokens: dict[str, int] = field(default_factory=dict)  # token -> seq when issued
-    token: str | None = None  # the current invocation's (None: no invocation running)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    timers: list[tuple[float, str]] = field(default_factory=list)  # (virtual due, op id)
-    #: open callbacks: op id -> [timeout deadline, heartbeat deadline, heartbeat seconds]
-    callbacks: dict[str, list[float]] = field(default_factory=dict)
-    virtual: float = 0.0  # seconds this execution slept on the clock
-    ready: bool = False  # something it waits for has happened since its last invocation
-    invocations: int = 0
-    cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
-    done: threading.Event = field(default_factory=threading.Event, repr=False)
-
-    @property
-    def id(self) -> str:
-        return self.arn.rsplit("/", 1)[-1]
-
-    def elapsed(self) -> float:
-        """Seconds since it started: real time plus what it slept on a virtual clock."""
-        return (now() - self.started).total_seconds() + self.virtual
-
-    def touch(self, op_id: str) -> None:
-        self.seq += 1
-        self.changed[op_id] = self.seq
-
-    def issue_token(self) -> str:
-        self.token = uuid.uuid4().hex
-        self.tokens[self.token] = self.seq
-        return self.token
-
-    def close(self, status: str, result: str | None = None, error: Any = None) -> None:
-        if self.status != "RUNNING":
-            return
-        self.status, self.ended, self.token = status, now(), None
-        self.result = result if result is not None else self.result
-        self.error = error if error is not None else self.error
-        op = self.operations[self.execution_op]
-        op.update(Status=status, EndTimestamp=self.ended)
-        self.touch(self.execution_op)
-        api.record_event(self, op)
-        self.done.set()
-        self.cond.notify_all()
-
-    @property
-    def execution_op(self) -> str:
-        return next(iter(self.operations))
 
 
 def _qualified(function_name: str, qualifier: str | None) -> bool:

@@ -24,19 +24,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 from urllib.parse import unquote
 
 from moto.awslambda.responses import LambdaResponse
 from moto.core.exceptions import JsonRESTError
 
-if TYPE_CHECKING:
-    from localcloud.features.lambda_durable import DurableService, Execution
-
-__all__ = ["METHOD_NAMES", "URL_PATHS", "DurableError", "methods", "record_event"]
+__all__ = ["METHOD_NAMES", "URL_PATHS", "DurableError", "Execution", "methods", "record_event"]
 
 _ROOT = r"{0}/(?P<api_version>2025-12-01)"
 URL_PATHS = {
@@ -67,6 +66,89 @@ def now() -> dt.datetime:
 
 
 # ------------------------------------------------------------------ operations
+@dataclass
+class Execution:
+    """One durable execution: its operations (API shape, datetimes) and its progress."""
+
+    arn: str
+    name: str
+    function_name: str
+    function_arn: str  # qualified with the version it runs
+    version: str
+    role: str
+    region: str
+    input_payload: str
+    config: dict[str, Any]
+    backend: Any = field(repr=False)
+    started: dt.datetime = field(default_factory=now)
+    status: str = "RUNNING"
+    result: str | None = None
+    error: dict[str, Any] | None = None
+    ended: dt.datetime | None = None
+    operations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    changed: dict[str, int] = field(default_factory=dict)  # operation id -> seq
+    seq: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)  # token -> seq when issued
+    token: str | None = None  # the current invocation's (None: no invocation running)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    timers: list[tuple[float, str]] = field(default_factory=list)  # (virtual due, op id)
+    #: open callbacks: op id -> [timeout deadline, heartbeat deadline, heartbeat seconds]
+    callbacks: dict[str, list[float]] = field(default_factory=dict)
+    virtual: float = 0.0  # seconds this execution slept on the clock
+    ready: bool = False  # something it waits for has happened since its last invocation
+    invocations: int = 0
+    cond: threading.Condition = field(default_factory=threading.Condition, repr=False)
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.arn.rsplit("/", 1)[-1]
+
+    def elapsed(self) -> float:
+        """Seconds since it started: real time plus what it slept on a virtual clock."""
+        return (now() - self.started).total_seconds() + self.virtual
+
+    def touch(self, op_id: str) -> None:
+        self.seq += 1
+        self.changed[op_id] = self.seq
+
+    def issue_token(self) -> str:
+        self.token = uuid.uuid4().hex
+        self.tokens[self.token] = self.seq
+        return self.token
+
+    def close(self, status: str, result: str | None = None, error: Any = None) -> None:
+        if self.status != "RUNNING":
+            return
+        self.status, self.ended, self.token = status, now(), None
+        self.result = result if result is not None else self.result
+        self.error = error if error is not None else self.error
+        op = self.operations[self.execution_op]
+        op.update(Status=status, EndTimestamp=self.ended)
+        self.touch(self.execution_op)
+        record_event(self, op)
+        self.done.set()
+        self.cond.notify_all()
+
+    @property
+    def execution_op(self) -> str:
+        return next(iter(self.operations))
+
+
+class Service(Protocol):
+    """What these APIs use of features/lambda_durable.py's DurableService."""
+
+    lock: threading.Lock
+    callbacks: dict[str, tuple[str, str]]  # callback id -> (execution, op)
+
+    def find(self, arn: str) -> Execution: ...
+    def of(self, function_name: str) -> list[Execution]: ...
+    def resume(self, execution: Execution) -> None: ...
+    def chained_invoke(
+        self, execution: Execution, op_id: str, target: str, payload: str
+    ) -> None: ...
+
+
 def _convert(op: dict[str, Any], stamp: Callable[[dt.datetime], float]) -> dict[str, Any]:
     out = {k: (stamp(v) if k in _TIMESTAMPS else v) for k, v in op.items()}
     for key, inner in (("StepDetails", "NextAttemptTimestamp"),
@@ -129,7 +211,7 @@ def set_status(execution: Execution, op: dict[str, Any], status: str) -> None:
     record_event(execution, op)
 
 
-def _start(service: DurableService, execution: Execution, u: dict[str, Any]) -> None:
+def _start(service: Service, execution: Execution, u: dict[str, Any]) -> None:
     op_id, kind = u["Id"], u["Type"]
     op: dict[str, Any] = {"Id": op_id, "Type": kind, "StartTimestamp": now(), "Status": "STARTED"}
     for key in ("Name", "SubType", "ParentId"):
@@ -172,7 +254,7 @@ def _start(service: DurableService, execution: Execution, u: dict[str, Any]) -> 
 
 
 def _apply(  # noqa: PLR0912 - one branch per type and action
-    service: DurableService, execution: Execution, u: dict[str, Any]
+    service: Service, execution: Execution, u: dict[str, Any]
 ) -> None:
     kind, action, op_id = u.get("Type"), u.get("Action"), u.get("Id")
     if kind not in _TYPES or not op_id:
@@ -221,7 +303,7 @@ def _apply(  # noqa: PLR0912 - one branch per type and action
         raise _invalid(f"Invalid action {action} for a {kind} operation")
 
 
-def checkpoint(service: DurableService, arn: str, body: dict[str, Any]) -> dict[str, Any]:
+def checkpoint(service: Service, arn: str, body: dict[str, Any]) -> dict[str, Any]:
     execution = service.find(arn)
     with execution.cond:
         token = body.get("CheckpointToken")
@@ -277,7 +359,7 @@ def _flag(query: dict[str, list[str]], name: str, default: bool) -> bool:
     return default if not values else values[0].lower() == "true"
 
 
-def _list(service: DurableService, backend: Any, name: str, query: dict[str, list[str]]) -> Any:
+def _list(service: Service, backend: Any, name: str, query: dict[str, list[str]]) -> Any:
     qualifier = (query.get("Qualifier") or [""])[0] or None
     fn = backend.get_function(name, qualifier)  # unknown -> ResourceNotFoundException
     found = service.of(fn.function_name)
@@ -291,7 +373,7 @@ def _list(service: DurableService, backend: Any, name: str, query: dict[str, lis
     return _page([_execution(e) for e in found], query, "DurableExecutions")
 
 
-def _callback(service: DurableService, callback_id: str, body: Any, outcome: str) -> None:
+def _callback(service: Service, callback_id: str, body: Any, outcome: str) -> None:
     with service.lock:
         where = service.callbacks.get(callback_id)
     if where is None:
@@ -332,7 +414,7 @@ def _ok(answer: Any) -> tuple[int, dict[str, str], str]:
     return 200, {"content-type": "application/json"}, json.dumps(answer)
 
 
-def methods(service: DurableService) -> dict[str, Callable[[LambdaResponse], Any]]:
+def methods(service: Service) -> dict[str, Callable[[LambdaResponse], Any]]:
     def checkpoint_durable_execution(self: LambdaResponse) -> Any:
         arn = _param(self, "DurableExecutionArn")
         return _ok(checkpoint(service, arn, json.loads(_body(self) or "{}")))

@@ -20,8 +20,8 @@ A function without a registered handler keeps moto's echo.
 A function runs one invocation at a time here (one environment, see ``_in_environment``); on
 AWS a concurrent invocation gets an environment of its own at once. So neither the function's
 Timeout nor a Step Functions task's ``TimeoutSeconds`` counts the time an invocation waits for
-the environment (:class:`EnvironmentWaits`, and the ``task-timeout-excludes-environment-wait``
-patch).
+the environment (:class:`~localcloud.runtime.EnvironmentWaits`, and the
+``task-timeout-excludes-environment-wait`` patch).
 """
 
 from __future__ import annotations
@@ -31,12 +31,10 @@ import threading
 import time
 import traceback
 import uuid
-import weakref
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.awslambda_simple import models as simple_models
 from moto.awslambda_simple.models import LambdaSimpleBackend
@@ -45,18 +43,15 @@ from moto.core.exceptions import JsonRESTError
 from moto.stepfunctions.parser.asl.component.state.exec import execute_state
 
 from localcloud.environments import TooManyRequests
-from localcloud.features.faults import LambdaServiceError, LambdaTimeout
+from localcloud.faults import LambdaServiceError, LambdaTimeout
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Handler, Runtime
+from localcloud.runtime import Handler, Runtime
 
 __all__ = [
     "PATCHES",
     "REQUEST_ID_HEADER",
     "TENANT_HEADER",
-    "EnvironmentWaits",
     "FakeLambdaContext",
     "InProcessLambdaBackend",
     "InitError",
@@ -79,39 +74,6 @@ class InitError(Exception):
     def __init__(self, error_type: str, message: str) -> None:
         super().__init__(message)
         self.error_type = error_type
-
-
-class EnvironmentWaits:
-    """How long each thread has waited for a function's environment, finished waits and the
-    one under way. An in-process Invoke runs on its caller's thread: for a Step Functions task,
-    the thread moto starts to evaluate it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._waited: weakref.WeakKeyDictionary[threading.Thread, float] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._since: dict[threading.Thread, float] = {}
-
-    @contextmanager
-    def waiting(self) -> Iterator[None]:
-        """Around the wait of the current thread for an environment."""
-        me, began = threading.current_thread(), time.monotonic()
-        with self._lock:
-            self._since[me] = began
-        try:
-            yield
-        finally:
-            with self._lock:
-                del self._since[me]
-                self._waited[me] = self._waited.get(me, 0.0) + time.monotonic() - began
-
-    def of(self, thread: threading.Thread) -> float:
-        """Seconds ``thread`` has waited so far."""
-        with self._lock:
-            began = self._since.get(thread)
-            ongoing = time.monotonic() - began if began is not None else 0.0
-            return self._waited.get(thread, 0.0) + ongoing
 
 
 def request_header(headers: Any, name: str) -> str | None:

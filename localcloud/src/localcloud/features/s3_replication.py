@@ -41,56 +41,21 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from moto.s3.models import FakeDeleteMarker, FakeKey, s3_backends
 from moto.s3.responses import S3Response
 
-from localcloud.features.work_log import WorkLog
 from localcloud.iam import enforcement as iam
 from localcloud.iam.actions import Need
 from localcloud.patching import Kind, Patch, Targets
+from localcloud.runtime import Replication, Replications, Runtime
 
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
-
-__all__ = ["PATCHES", "Replication", "Replications"]
+__all__ = ["PATCHES"]
 
 LOG = logging.getLogger(__name__)
 STATUS_HEADER = "x-amz-replication-status"
 SESSION = "s3-replication"
-
-
-@dataclass
-class Replication:
-    """One version (an object or a delete marker) copied to one destination bucket."""
-
-    bucket: str
-    key: str
-    version_id: str
-    destination: str
-    rule: str
-    delete_marker: bool = False
-    status: str = "PENDING"  # COMPLETED, FAILED
-    error: str = ""
-    finished: float | None = None
-
-
-class Replications(WorkLog[Replication]):
-    """The replications of one cloud and the pool that copies them."""
-
-    THREADS = "s3-replication"
-    CLOSES = True
-
-    def _work(self, item: Replication, work: Callable[[Replication], None]) -> None:
-        try:
-            with iam.acting_as(None):
-                work(item)
-        except Exception as exc:  # a local cloud bug: reported as the failure it causes
-            item.status, item.error = "FAILED", f"{type(exc).__name__}: {exc}"
-            LOG.exception("replication of %s/%s", item.bucket, item.key)
 
 
 # ------------------------------------------------------------------ the configuration

@@ -49,14 +49,12 @@ from moto.events.models import events_backends
 from moto.scheduler.models import scheduler_backends
 
 from localcloud import clients
-from localcloud.features.clock import Clock
-from localcloud.features.delivery import Delivery, deliver_event
+from localcloud.features.delivery import deliver_event
 from localcloud.iam import enforcement as iam
+from localcloud.runtime import Clock, Delivery, Runtime
 
 if TYPE_CHECKING:
     from moto.events.models import Rule
-
-    from localcloud.runtime import Runtime
 
 __all__ = ["DEFAULT_INPUT", "Invocation", "Schedules", "UnsupportedTargetError", "render_input"]
 

@@ -96,14 +96,18 @@ SCOPE: Mapping[str, str] = {
     "kms": "AWS KMS",
     "ssm": "AWS Systems Manager (Parameter Store)",
     "cloudformation": "AWS CloudFormation",
+    "glue": "AWS Glue (Data Catalog)",
 }
 #: Services of which only some operations are in the scope (parts of their names), and what
-#: to call the rest: SSM is its Parameter Store (not Automation, Run Command, documents ...).
+#: to call the rest: SSM is its Parameter Store (not Automation, Run Command, documents ...),
+#: Glue its Data Catalog.
 ONLY_OPERATIONS: Mapping[str, tuple[tuple[str, ...], str]] = {
     "ssm": (
         ("Parameter", "TagsForResource", "TagsToResource", "TagsFromResource"),
         "AWS Systems Manager beyond Parameter Store",
     ),
+    # The Data Catalog's databases, tables and partitions (moto's); not crawlers, jobs ...
+    "glue": (("Database", "Table", "Partition"), "AWS Glue beyond its Data Catalog"),
 }
 #: Step Functions optimized integrations in the scope (``arn:aws:states:::<name>:...``);
 #: ``aws-sdk`` tasks are judged by the service they call.

@@ -177,6 +177,28 @@ def _function_arn(name: str, qualifier: Any, region: str, account: str) -> str:
     return f"{name}:{qualifier}" if qualifier and name.count(":") == 6 else name
 
 
+def _glue(operation: str, params: Mapping[str, Any], region: str, account: str) -> list[Need]:
+    """Data Catalog calls need their action on the catalog and each resource below it that
+    they name: ``GetTable`` on the catalog, ``database/D`` and ``table/D/T`` (AWS Glue's
+    "Specifying AWS Glue resource ARNs"); a listing (``GetTables``) on ``table/D/*``."""
+    catalog = f"arn:aws:glue:{region}:{params.get('CatalogId') or account}:catalog"
+    database = params.get("DatabaseName")
+    if database is None and "Database" in operation:
+        database = params.get("Name") or (params.get("DatabaseInput") or {}).get("Name")
+    arns = [catalog]
+    if database is not None:
+        arns.append(f"{catalog[: -len('catalog')]}database/{database}")
+        if "Table" in operation or "Partition" in operation:
+            table = (
+                params.get("TableName")
+                or (params.get("Name") if "Table" in operation else None)
+                or (params.get("TableInput") or {}).get("Name")
+                or "*"
+            )
+            arns.append(f"{catalog[: -len('catalog')]}table/{database}/{table}")
+    return [Need(f"glue:{operation}", arn) for arn in arns]
+
+
 def required(  # noqa: PLR0911, PLR0912 - one branch per service
     signing_name: str, operation: str, params: Mapping[str, Any], region: str, account: str
 ) -> list[Need]:
@@ -230,6 +252,8 @@ def required(  # noqa: PLR0911, PLR0912 - one branch per service
             )
             for b in sorted(buses)
         ]
+    if prefix == "glue":
+        return _glue(operation, params, region, account)
     if prefix == "sts" and operation == "GetCallerIdentity":
         return []  # needs no permission
     if prefix == "sts" and operation == "AssumeRole":  # judged with the role's trust policy

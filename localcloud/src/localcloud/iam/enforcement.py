@@ -253,8 +253,9 @@ class Authorizer:
         if cached is not None and cached[0] == signature:
             return cached[1]
         policies = [self._parse(f"role/{name}/{p}", doc) for p, doc in found.policies.items()]
-        for arn, managed in found.managed_policies.items():
-            policies.append(self._parse(f"managed/{arn.rsplit('/', 1)[-1]}", managed.document))
+        for arn, managed in found.managed_policies.items():  # a customer managed policy:
+            document = next(v.document for v in managed.versions if v.is_default)  # its default
+            policies.append(self._parse(f"managed/{arn.rsplit('/', 1)[-1]}", document))
         for arn in self.managed.get(name, ()):
             document = self._aws_managed(arn)
             if document is not None:

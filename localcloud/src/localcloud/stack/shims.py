@@ -1,6 +1,6 @@
 """Shims for resource types moto's CloudFormation does not create (BucketPolicy, QueuePolicy,
-TopicPolicy, Lambda Alias, Subscription, Alarm, QueryDefinition, ScheduleGroup, Schedule), and
-public layer versions moto has never seen."""
+TopicPolicy, Lambda Alias, Subscription, Alarm, QueryDefinition, ScheduleGroup, Schedule, Glue
+Database and Table), and public layer versions moto has never seen."""
 
 from __future__ import annotations
 
@@ -418,6 +418,55 @@ class _EventInvokeConfig(_Shim):
         get_backend(account_id, region_name).delete_function_event_invoke_config(self.function)
 
 
+class _GlueDatabase(_Shim):
+    """AWS::Glue::Database -> moto's Data Catalog (Ref: the database's name)."""
+
+    TYPE = "AWS::Glue::Database"
+    PROPERTIES = frozenset({"CatalogId", "DatabaseInput", "DatabaseName"})
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.glue.models import glue_backends
+
+        given = copy.deepcopy(props["DatabaseInput"])
+        given.setdefault("Name", props.get("DatabaseName") or name.lower())
+        glue_backends[account_id][region].create_database(given["Name"], given)
+        return cls(given["Name"], account_id, region)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.glue.models import glue_backends
+
+        glue_backends[account_id][region_name].delete_database(self.physical_resource_id)
+
+
+class _GlueTable(_Shim):
+    """AWS::Glue::Table -> moto's Data Catalog (Ref: the table's name)."""
+
+    TYPE = "AWS::Glue::Table"
+    PROPERTIES = frozenset({"CatalogId", "DatabaseName", "TableInput"})
+
+    def __init__(self, name: str, account_id: str, region: str, database: str) -> None:
+        super().__init__(name, account_id, region)
+        self.database = database
+
+    @classmethod
+    def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
+        from moto.glue.models import glue_backends
+
+        given = copy.deepcopy(props["TableInput"])
+        given.setdefault("Name", name.lower())
+        database = props["DatabaseName"]
+        glue_backends[account_id][region].create_table(database, given["Name"], given)
+        return cls(given["Name"], account_id, region, database)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.glue.models import glue_backends
+
+        glue_backends[account_id][region_name].delete_table(
+            self.database, self.physical_resource_id
+        )
+
+
 SHIMS: dict[str, type[_Shim]] = {
     shim.TYPE: shim
     for shim in (
@@ -431,6 +480,8 @@ SHIMS: dict[str, type[_Shim]] = {
         _ScheduleGroup,
         _Schedule,
         _EventInvokeConfig,
+        _GlueDatabase,
+        _GlueTable,
     )
 }
 
