@@ -299,3 +299,64 @@ def test_a_generated_name_bucket_has_its_tags_updated(sam: LocalCloud) -> None:
     assert stack["StackStatus"] == "UPDATE_COMPLETE"
     tags = boto3.client("s3").get_bucket_tagging(Bucket=stack["Outputs"][0]["OutputValue"])
     assert {"Key": "team", "Value": "b"} in tags["TagSet"]
+
+
+CONDITIONAL = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  Email: {Type: String, Default: ""}
+  Stage: {Type: String, Default: dev}
+Conditions:
+  HasEmail: !Not [!Equals [!Ref Email, ""]]
+Resources:
+  Topic: {Type: AWS::SNS::Topic, Properties: {TopicName: !Sub "alerts-${Stage}"}}
+  Mail:
+    Type: AWS::SNS::Subscription
+    Condition: HasEmail
+    Properties: {TopicArn: !Ref Topic, Protocol: email, Endpoint: !Ref Email}
+"""
+
+
+def test_a_resource_of_a_false_condition_is_left_out_of_an_update(sam: LocalCloud) -> None:
+    cfn, sns = boto3.client("cloudformation"), boto3.client("sns")
+
+    def subscriptions() -> list[str]:
+        return [s["Endpoint"] for s in sns.list_subscriptions()["Subscriptions"]]
+
+    def update(**values: str) -> str:
+        cfn.update_stack(StackName="cond", TemplateBody=CONDITIONAL, Parameters=[
+            {"ParameterKey": k, "ParameterValue": v} for k, v in values.items()])  # fmt: skip
+        return str(cfn.describe_stacks(StackName="cond")["Stacks"][0]["StackStatus"])
+
+    cfn.create_stack(StackName="cond", TemplateBody=CONDITIONAL)
+    assert update(Email="", Stage="prod") == "UPDATE_COMPLETE"
+    assert "ops@example.com" not in subscriptions()
+    assert update(Email="ops@example.com", Stage="prod") == "UPDATE_COMPLETE"
+    assert "ops@example.com" in subscriptions()
+    assert update(Email="", Stage="prod") == "UPDATE_COMPLETE"
+    assert "ops@example.com" not in subscriptions()
+
+
+def test_a_stack_is_deleted_dependents_first(sam: LocalCloud) -> None:
+    """Six queues with their policies (moto deleted in any order: a policy after its queue
+    failed the DeleteStack)."""
+    pairs = "".join(
+        f"  Q{i}: {{Type: AWS::SQS::Queue}}\n"
+        f"  P{i}:\n    Type: AWS::SQS::QueuePolicy\n    Properties:\n"
+        f"      Queues: [!Ref Q{i}]\n      PolicyDocument: {{Statement: [{{Effect: Allow, "
+        f"Principal: {{Service: sns.amazonaws.com}}, Action: 'sqs:SendMessage', "
+        f"Resource: !GetAtt Q{i}.Arn}}]}}\n"
+        for i in range(6)
+    )
+    cfn = boto3.client("cloudformation")
+    made = cfn.create_change_set(
+        StackName="pairs",
+        ChangeSetName="c",
+        ChangeSetType="CREATE",
+        TemplateBody=f"Resources:\n{pairs}",
+    )  # as sam deploy
+    cfn.execute_change_set(ChangeSetName=made["Id"])
+    cfn.delete_stack(StackName="pairs")
+    (summary,) = [s for s in cfn.list_stacks()["StackSummaries"] if s["StackName"] == "pairs"]
+    assert summary["StackStatus"] == "DELETE_COMPLETE", summary
+    assert not [u for u in boto3.client("sqs").list_queues().get("QueueUrls", []) if "pairs" in u]

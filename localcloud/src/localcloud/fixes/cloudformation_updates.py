@@ -6,7 +6,13 @@
   function whose code changed) is then made from the old state (the version publishes the old
   code). CloudFormation creates and updates in dependency order (Ref, Fn::GetAtt, Fn::Sub,
   DependsOn), updates what references a replaced resource with the new one (a rule's target,
-  a role's policy), and removes what the template dropped last, in its cleanup phase.
+  a role's policy), and removes what the template dropped last, in its cleanup phase. A
+  resource whose ``Condition`` is false is neither made nor updated (moto updated it from
+  nothing: "'NoneType' object has no attribute 'delete'"); one whose condition turns false
+  is removed, one whose condition turns true is made.
+* ``cloudformation-delete-order``: a stack is deleted dependents first (reverse dependency
+  order), as CloudFormation deletes it; moto deleted in set order, and a queue's policy whose
+  queue went first failed the whole DeleteStack (QueueDoesNotExist).
 * ``cloudformation-update-retains``: a resource the new template drops whose
   ``DeletionPolicy`` is ``Retain`` (or ``RetainExceptOnCreate``) is kept, as CloudFormation
   keeps it: SAM's versions (``AutoPublishAlias``) outlive the update that replaces them.
@@ -58,6 +64,24 @@ def _dependency_order(names: Iterable[str], template: dict[str, Any]) -> list[st
     return ordered
 
 
+def _conditioned(
+    self: ResourceMap, template: dict[str, Any], diff: dict[str, Any], previous: dict[str, Any]
+) -> dict[str, str]:
+    """What to make ("Add") and update ("Modify"), as the resources' Conditions decide: one
+    whose condition is false now is neither (and removed in the cleanup if it was made); one
+    never made (its condition was false) is made."""
+    changes = {**dict.fromkeys(diff["Add"], "Add"), **dict.fromkeys(diff["Modify"], "Modify")}
+    for name in list(changes):
+        condition = template["Resources"][name].get("Condition")
+        if condition and not self.lazy_condition_map[condition]:
+            del changes[name]
+            if name in self._parsed_resources and name in previous["Resources"]:
+                diff["Remove"].append(name)
+        elif name not in self._parsed_resources:
+            changes[name] = "Add"
+    return changes
+
+
 def _update(
     rt: Runtime, self: ResourceMap, template: dict[str, Any], parameters: Any = None
 ) -> None:
@@ -70,7 +94,7 @@ def _update(
     self.load_parameters()
     self.load_conditions()
     self._resource_json_map = template["Resources"]
-    changes = {**dict.fromkeys(diff["Add"], "Add"), **dict.fromkeys(diff["Modify"], "Modify")}
+    changes = _conditioned(self, template, diff, previous)
     needs = dependencies(template)
     for name in _dependency_order(template["Resources"], template):
         if name not in changes:
@@ -116,6 +140,27 @@ def _delete_resource(
     if resource_json.get("DeletionPolicy") in _RETAINED:
         return  # left in the account, out of the stack
     _DELETE_RESOURCE(self, parsed_resource, resource_json)
+
+
+_DELETE = ResourceMap.delete
+
+
+def _delete(self: ResourceMap) -> None:
+    """A stack's resources deleted dependents first (a queue's policy before the queue), then
+    what is left as moto deletes it (its retries; retained resources skipped)."""
+    template = {"Resources": self._resource_json_map}
+    for name in reversed(_dependency_order(list(self._resource_json_map), template)):
+        resource, resource_json = self._parsed_resources.get(name), self._resource_json_map[name]
+        if resource is None or isinstance(resource, str):
+            continue
+        if resource_json.get("DeletionPolicy") != "Retain":
+            self._delete_resource(resource, resource_json)
+            self._parsed_resources.pop(name)
+    _DELETE(self)
+
+
+def _build_delete_order(rt: Runtime) -> Targets:
+    return {(ResourceMap, "delete"): _delete}
 
 
 def _build_retains(rt: Runtime) -> Targets:
@@ -193,6 +238,16 @@ PATCHES = [
         test=_TESTS + "test_a_new_version_publishes_the_updated_code",
         build=_build_order,
         upstream="not reported yet (moto cloudformation/parsing.py ResourceMap.update)",
+    ),
+    Patch(
+        name="cloudformation-delete-order",
+        kind=Kind.FIX,
+        reason="A stack is deleted dependents first, as CloudFormation deletes it (moto: in "
+        "any order, so a queue went before its QueuePolicy, a schedule group before its "
+        "schedule, and the stack ended DELETE_FAILED on the dependent's error).",
+        test=_TESTS + "test_a_stack_is_deleted_dependents_first",
+        build=_build_delete_order,
+        upstream="not reported yet (moto cloudformation/parsing.py ResourceMap.delete)",
     ),
     Patch(
         name="cloudformation-update-retains",
