@@ -8,7 +8,6 @@ import pytest
 from ingest_tools.local_pipeline import local_pipeline
 from tests.statemachine.test_large_file_path import (
     KEY,
-    OUT,
     chunk_count,
     orders,
     single_path_output,
@@ -28,7 +27,8 @@ def test_big_chunk_outputs_are_copied_by_s3() -> None:
         run = pipeline.handed_over_to(handoff, timeout=180)
         assert run.status == "SUCCEEDED", run.cause
         assert chunk_count(pipeline, run.arn) == 3
-        head = pipeline.s3.head_object(Bucket=pipeline.bucket, Key=OUT, PartNumber=1)
+        out = pipeline.output_key(KEY)
+        head = pipeline.s3.head_object(Bucket=pipeline.bucket, Key=out, PartNumber=1)
         assert head["PartsCount"] == 3
         assert head["ContentLength"] >= 5 * 1024 * 1024  # part 1 was copied whole
-        assert pipeline.read(OUT) == single_path_output(body)
+        assert pipeline.read(out) == single_path_output(body)
