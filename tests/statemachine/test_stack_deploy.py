@@ -279,7 +279,7 @@ def test_functions_configuration(deployed: Deployed) -> None:
         assert config["TracingConfig"] == {"Mode": "Active"}, logical_id
         # Globals' Powertools layer, then the function's own: pyarrow for Parquet output
         # (SAM gives the layer version a logical id with a hash of its content).
-        own = [pyarrow] if logical_id == "ProcessFunction" else []
+        own = [pyarrow] if logical_id in ("ProcessFunction", "ProcessChunkFunction") else []
         assert [layer["Arn"] for layer in config["Layers"]] == [LAYER_ARN, *own], logical_id
         # The stack name: metrics' `service` dimension, one per deployed stack.
         assert config["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == (
@@ -291,7 +291,7 @@ def test_functions_configuration(deployed: Deployed) -> None:
     }
     assert timeouts == {
         "ProcessFunction": 300,
-        "SplitObjectFunction": 120,
+        "SplitObjectFunction": 900,
         "ProcessChunkFunction": 300,
         "AssembleOutputFunction": 300,
         "ClassifyErrorFunction": 10,
