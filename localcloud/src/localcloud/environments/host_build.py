@@ -18,6 +18,7 @@ needs the package index or its cache.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -159,7 +160,7 @@ def powertools_layer(python: Path) -> Path:
     why = "the public Powertools layer (not downloadable here) is built from its package"
     build = _install(python, [f"aws-lambda-powertools[all]{version}"], deps=True, why=why)
     layer = build.with_name(f"{build.name}-layer")
-    if not layer.exists():
-        layer.mkdir()
+    layer.mkdir(exist_ok=True)
+    with contextlib.suppress(FileExistsError):  # another environment made it meanwhile
         (layer / "python").symlink_to(build)
     return layer

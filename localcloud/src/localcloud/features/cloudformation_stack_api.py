@@ -108,10 +108,10 @@ def _build(rt: Runtime) -> Targets:
             return _UPDATE_STACK(self, name, template, role_arn, parameters, tags)
         body, code = rt.stacks.prepare(self, name, template, parameters)
         stack = self.get_stack(name)
-        previous = stack.stack_parameters  # UsePreviousValue (moto: KeyError for a default)
-        parameters = [{"ParameterKey": p["ParameterKey"], "ParameterValue": str(
-            previous.get(p["ParameterKey"], "")) if p.get("UsePreviousValue") in (True, "true")
-            else p.get("ParameterValue", "")} for p in parameters or []]  # fmt: skip
+        parameters = [  # UsePreviousValue resolved here (moto: KeyError for a default)
+            {"ParameterKey": k, "ParameterValue": v}
+            for k, v in rt.stacks.parameter_values(stack, parameters).items()
+        ]
         _change(rt, stack, "UPDATE", (body, code),
                 lambda: _UPDATE_STACK(self, name, body, role_arn, parameters, tags))  # fmt: skip
         return stack

@@ -145,7 +145,7 @@ def _s3_definitions(template: dict[str, Any], clients: DeployClients) -> None:
             props["DefinitionString"] = text
 
 
-def _parameter_values(stack: Any, given: list[dict[str, Any]]) -> dict[str, str]:
+def parameter_values(stack: Any, given: list[dict[str, Any]]) -> dict[str, str]:
     """The update's parameter values: those given, and the stack's own for UsePreviousValue
     (one not given takes its default, as in CloudFormation)."""
     values: dict[str, str] = {}
@@ -170,6 +170,8 @@ def prepare_local(template: Path, stack_name: str, region: str, parameters: dict
 class StackOperations:
     """What the API's stack operations need from the deploy (``Runtime.stacks``)."""
 
+    parameter_values = staticmethod(parameter_values)
+
     def prepare(
         self, backend: Any, name: str, template: str, parameters: Any
     ) -> tuple[str, dict[str, Path]]:
@@ -182,7 +184,7 @@ class StackOperations:
         if isinstance(parameters, dict):
             values = {k: str(v) for k, v in parameters.items()}
         else:
-            values = _parameter_values(backend.get_stack(name), parameters)
+            values = parameter_values(backend.get_stack(name), parameters)
         try:
             local = _local_paths(source)
             if local:
