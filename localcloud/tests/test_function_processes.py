@@ -5,6 +5,7 @@ its configuration as it is now."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 from localcloud.cloud import LocalCloud
 from localcloud.environments import default_runtime_python
+from localcloud.faults import named_error
 
 pytestmark = [
     pytest.mark.e2e,
@@ -228,3 +230,32 @@ def test_threads_and_subprocesses_call_with_the_functions_credentials(cloud: Loc
     reply = call(cloud, "Aside")
     assert reply["thread"].startswith("AccessDenied")
     assert reply["subprocess"] is True
+
+
+def test_injected_faults_answer_before_the_environment(cloud: LocalCloud) -> None:
+    """``fail_next``, a timeout and a gate act on process functions as on in-process ones: the
+    error document Lambda's Python runtime writes (errorType the exception's name), then the
+    next call runs the handler again; a held call waits until released."""
+    lam, name = boto3.client("lambda"), cloud.functions["Reader"]
+    cloud.fail_next("Reader", named_error("StorageUnavailableError", "S3 SlowDown"))
+    failed = lam.invoke(FunctionName=name)
+    assert failed["FunctionError"] == "Unhandled"
+    document = json.loads(failed["Payload"].read())
+    assert (document["errorType"], document["errorMessage"]) == (
+        "StorageUnavailableError", "S3 SlowDown")  # fmt: skip
+    cloud.faults.timeout(name, start=cloud.invocation_count(name) + 1)
+    timed_out = json.loads(lam.invoke(FunctionName=name)["Payload"].read())
+    assert timed_out["errorType"] == "Sandbox.Timedout"
+    assert call(cloud, "Reader")["queue"] == "first"
+
+    gate = cloud.faults.gate(name, invocation=cloud.invocation_count(name) + 1)
+    answers: list[dict[str, object]] = []
+
+    held = threading.Thread(target=lambda: answers.append(call(cloud, "Reader")))
+    held.start()
+    assert gate.entered.wait(10)
+    held.join(0.3)
+    assert held.is_alive() and not answers  # held before its environment
+    gate.release()
+    held.join(10)
+    assert answers and answers[0]["queue"] == "first"

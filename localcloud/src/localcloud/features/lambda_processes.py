@@ -12,8 +12,9 @@ own served endpoint, its Timeout (the environment is stopped), MemorySize and
 ReservedConcurrentExecutions (past it: ``TooManyRequestsException``). The error documents and
 ``Runtime.ImportModuleError`` are the runtime interface client's.
 
-The function's layers are on its path (/opt/python). Not yet here: faults
-(``cloud.fail_next``), tenant isolation, durable functions.
+The function's layers are on its path (/opt/python). A function fault (``cloud.fail_next``,
+a gate) answers or holds the invocation before it reaches an environment, as in-process.
+Not yet here: tenant isolation, durable functions.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localcloud.code import unpacked
-from localcloud.environments import EnvironmentPool, Spec, TooManyRequests, default_runtime_python
+from localcloud.environments import EnvironmentPool, Spec, default_runtime_python
 from localcloud.environments.host_build import POWERTOOLS_LAYER, host_builds, powertools_layer
 
 if TYPE_CHECKING:
@@ -120,24 +121,16 @@ class Processes:
                 pool = self._pools[key] = EnvironmentPool(spec)
             return pool
 
-    def invoke(
+    def invoke(  # noqa: PLR0917 - lambda_runtime.py's invocation
         self, function: ProcessFunction, fn: Any, body: Any, request_id: str | None,
-        response_headers: Any,
+        response_headers: Any, rec: dict[str, Any],
     ) -> bytes:  # fmt: skip
-        """One invocation in an environment of the function: its response (an error document
-        with ``x-amz-function-error`` when it failed)."""
+        """One invocation (``rec``, counted by the caller) in an environment of the function:
+        its response (an error document with ``x-amz-function-error`` when it failed)."""
         payload = body if isinstance(body, bytes) else str(body or "").encode()
-        payload = payload or b"{}"
-        event = json.loads(payload)
-        rec: dict[str, Any] = {"function": fn.function_name, "event": event, "thread": "process"}
-        self.runtime.count_invocation(rec)
-        try:
-            result = self._pool(function, fn).invoke(
-                payload or b"{}", request_id or str(uuid.uuid4())
-            )
-        except TooManyRequests:
-            rec["outcome"] = "TooManyRequestsException"
-            raise
+        result = self._pool(function, fn).invoke(
+            payload or b"{}", request_id or str(uuid.uuid4())
+        )
         for line in result.logs:  # the function's log, where in-process handlers print theirs
             sys.stdout.write(f"{line}\n")
         rec["outcome"] = result.error_type or "ok"

@@ -90,6 +90,10 @@ class _ServiceError(JsonRESTError):
         super().__init__(code, message)
 
 
+class _Response(bytes):
+    """An environment process's response document, returned as it is."""
+
+
 class FakeLambdaContext:
     def __init__(self, fn: Any) -> None:
         self.function_name = fn.function_name
@@ -168,18 +172,29 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         """The handler of ``tenant``'s own environment (features/lambda_tenancy.py)."""
         return handler
 
+    def _handler(self, fn: Any) -> Handler | None:
+        handler = self.runtime.handlers.get(fn.function_name)
+        if str(fn.version) != "$LATEST":  # a published version runs the code it was made from
+            handler = self.runtime.code_handlers.get((fn.function_name, fn.code_sha_256), handler)
+        if handler is None and self.deploying is not None:
+            handler = self.deploying(fn.function_name)
+        return handler
+
     def _in_process_of_its_own(
-        self, handler: Any, fn: Any, body: Any, headers: Any, response_headers: Any
-    ) -> bytes:
+        self, handler: Any, fn: Any, body: Any, response_headers: Any, rec: dict[str, Any]
+    ) -> Handler:
         """The invocation in the function's own environment processes
-        (features/lambda_processes.py)."""
-        request_id = request_header(headers, REQUEST_ID_HEADER)
-        try:
-            return self.runtime.processes.invoke(  # type: ignore[no-any-return]
-                handler, fn, body, request_id, response_headers
-            )
-        except TooManyRequests as e:
-            raise _ServiceError("TooManyRequestsException", e.message, 429) from e
+        (features/lambda_processes.py), as a handler whose result is the response's bytes."""
+
+        def run(event: Any, ctx: Any) -> _Response:
+            try:
+                return _Response(self.runtime.processes.invoke(  # type: ignore[union-attr]
+                    handler, fn, body, ctx.aws_request_id, response_headers, rec
+                ))  # fmt: skip
+            except TooManyRequests as e:  # a service error, as the one a fault raises
+                raise LambdaServiceError("TooManyRequestsException", e.message, 429) from e
+
+        return run
 
     def invoke(
         self,
@@ -190,21 +205,19 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         response_headers: Any,
     ) -> str | bytes | None:
         fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
-        handler = self.runtime.handlers.get(fn.function_name)
-        if str(fn.version) != "$LATEST":  # a published version runs the code it was made from
-            handler = self.runtime.code_handlers.get((fn.function_name, fn.code_sha_256), handler)
-        if handler is None and self.deploying is not None:
-            handler = self.deploying(fn.function_name)
+        handler = self._handler(fn)
         if handler is None:
             return super().invoke(function_name, qualifier, body, headers, response_headers)
-        if self.runtime.processes is not None and hasattr(handler, "processes"):
-            return self._in_process_of_its_own(handler, fn, body, headers, response_headers)
-        tenant = self.tenant_of(fn, headers)
+        process = self.runtime.processes is not None and hasattr(handler, "processes")
+        tenant = None if process else self.tenant_of(fn, headers)
         if tenant is not None:
             handler = self.tenant_handler(fn, handler, tenant)
-        durable = self.durable(fn, function_name, qualifier, body, headers, response_headers)
+        durable = None if process else self.durable(
+            fn, function_name, qualifier, body, headers, response_headers
+        )  # fmt: skip
         if durable is not None:
             return durable
+        raw = body
         if isinstance(body, bytes):
             body = body.decode()
         event = json.loads(body) if body else {}
@@ -214,13 +227,16 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         rec: dict[str, Any] = {
             "function": fn.function_name,
             "event": event,
-            "thread": threading.current_thread().name,
+            "thread": "process" if process else threading.current_thread().name,
             "tenant": tenant,
         }
         number = self.runtime.count_invocation(rec)
         fault = self.runtime.faults.take(fn.function_name, number)
-        environment = None if tenant is None else f"{fn.function_name}#{tenant}"
-        handler = self._in_environment(fn.function_name, handler, environment)
+        if process:
+            handler = self._in_process_of_its_own(handler, fn, raw, response_headers, rec)
+        else:
+            environment = None if tenant is None else f"{fn.function_name}#{tenant}"
+            handler = self._in_environment(fn.function_name, handler, environment)
         if fault is not None:
             handler = fault.as_handler(handler)  # a held invocation waits outside the environment
         try:
@@ -251,6 +267,8 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
                     "stackTrace": traceback.format_tb(tb),
                 }
             ).encode()
+        if isinstance(result, _Response):  # an environment process's, outcome recorded
+            return bytes(result)
         rec["outcome"] = "ok"
         return json.dumps(result).encode()
 
