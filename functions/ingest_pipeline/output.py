@@ -26,11 +26,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
+from msgspec import Struct
 
 from ingest_pipeline.config import Settings
 from ingest_pipeline.dal import s3
@@ -45,8 +45,7 @@ CONTENT_TYPE = "application/x-ndjson"
 MANIFEST_VERSION = 1
 
 
-@dataclass(frozen=True)
-class WrittenPart:
+class WrittenPart(Struct, frozen=True):
     """One part of a Parquet output directory, as written."""
 
     key: str

@@ -35,7 +35,6 @@ commands in docs/performance.md):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import msgspec
@@ -43,16 +42,18 @@ import msgspec
 T = TypeVar("T")
 Location = tuple[str | int, ...]
 
+# msgspec's messages, read only on the error path: patterns, not compiled at import (the
+# re module compiles and caches each one when a refusal is first read).
 # "Expected `int`, got `str` - at `$.object.size`", "... - at `$.columns[0].type`"
-_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
-_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
-_MISSING = re.compile(r"^Object missing required field `(?P<name>[^`]+)`$")
-_UNKNOWN = re.compile(r"^Object contains unknown field `(?P<name>[^`]+)`$")
+_AT = r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$"
+_STEP = r"\.([^.\[]+)|\[(\d+)\]"
+_MISSING = r"^Object missing required field `(?P<name>[^`]+)`$"
+_UNKNOWN = r"^Object contains unknown field `(?P<name>[^`]+)`$"
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One reason a value was refused: where, what (missing, unknown, invalid) and why."""
+class Problem(msgspec.Struct, frozen=True):
+    """One reason a value was refused: where, what (missing, unknown, invalid) and why.
+    (A Struct: a dataclass compiles its generated methods at every import.)"""
 
     loc: Location
     type: str
@@ -91,12 +92,12 @@ def parse(cls: type[T], data: Any) -> T:
 
 def problem(exc: msgspec.ValidationError, loc: Location) -> Problem:
     """msgspec's message as a Problem located below ``loc``."""
-    found = _AT.match(str(exc))
+    found = re.match(_AT, str(exc), re.S)
     msg, path = (found["msg"], found["path"] or "") if found else (str(exc), "")
-    where = (*loc, *(int(index) if index else key for key, index in _STEP.findall(path)))
-    if missing := _MISSING.match(msg):
+    where = (*loc, *(int(index) if index else key for key, index in re.findall(_STEP, path)))
+    if missing := re.match(_MISSING, msg):
         return Problem((*where, missing["name"]), "missing", "Field required")
-    if unknown := _UNKNOWN.match(msg):
+    if unknown := re.match(_UNKNOWN, msg):
         return Problem((*where, unknown["name"]), "unknown", "Unknown field")
     return Problem(where, "invalid", msg)
 

@@ -15,6 +15,11 @@ measures the times; these tests keep the causes away:
 * where tracing is enabled, asyncio (which the X-Ray SDK's wrapt imports) is not run: not at
   import, not by a traced invocation (``observability.defer_import``);
 * ReconcileFunction imports what only a run that starts or escalates needs on first use;
+* no handler defines a dataclass of ours at import (each compiles its methods at every
+  import; Structs or plain classes instead);
+* where the runtime imports a module as the function's handler (``_HANDLER``), what the
+  import made is frozen for the garbage collector (``observability.handler_imported``), and
+  only there;
 * where tracing is enabled, an invocation still records its handler subsegment (with the
   annotations) and a subsegment per AWS call.
 """
@@ -35,7 +40,16 @@ import pytest
 pytestmark = pytest.mark.unit
 
 FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
-HANDLERS = ("process", "resolve", "classify_error", "quarantine", "reconcile")
+HANDLERS = (
+    "process",
+    "resolve",
+    "classify_error",
+    "quarantine",
+    "reconcile",
+    "split",
+    "chunk",
+    "assemble",
+)
 
 # Libraries the X-Ray SDK's patch_all would import when installed; none is used by the functions.
 NOT_PATCHED = (
@@ -93,8 +107,11 @@ sys.addaudithook(_audit)
 """
 
 
-def run_python(code: str, *, lambda_env: bool = True, tracing: bool = True) -> Any:
-    """Run ``code`` in a fresh interpreter; the JSON its last output line holds."""
+def run_python(
+    code: str, *, lambda_env: bool = True, tracing: bool = True, handler: str | None = None
+) -> Any:
+    """Run ``code`` in a fresh interpreter; the JSON its last output line holds. ``handler``:
+    the function's handler (``_HANDLER``), as the Lambda runtime sets it."""
     drop = ("AWS_", "POWERTOOLS_", "LAMBDA_", "_X_AMZN_", "_HANDLER")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(
@@ -115,6 +132,8 @@ def run_python(code: str, *, lambda_env: bool = True, tracing: bool = True) -> A
         env["LAMBDA_TASK_ROOT"] = str(FUNCTIONS)
     if not tracing:
         env["POWERTOOLS_TRACE_DISABLED"] = "1"
+    if handler is not None:
+        env["_HANDLER"] = handler
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         env=env,
@@ -141,6 +160,13 @@ unwanted = sorted(
     or name.startswith({(PARSER_MODELS, *POWERTOOLS_UNUSED, ASYNCIO_SUBMODULES)!r})
     or name in {DEFERRED.get(handler, ()) + PARQUET!r}
 )
+dataclasses = sorted(
+    f"{{module.__name__}}.{{name}}"
+    for module in list(sys.modules.values())
+    if module.__name__.startswith("ingest_pipeline")
+    for name, value in vars(module).items()
+    if isinstance(value, type) and "__dataclass_fields__" in vars(value)
+)
 from aws_xray_sdk.core import patcher
 from ingest_pipeline.logic import contracts
 
@@ -149,6 +175,7 @@ contracts.load_contract("orders")  # the audit sees a contract being read
 print(json.dumps({{
     "patched": sorted(patcher._PATCHED_MODULES),
     "unwanted": unwanted,
+    "dataclasses": dataclasses,
     "contracts_opened": after_import,
     "contracts_cached": cached,
     "audit_works": len(contracts_opened) > len(after_import),
@@ -157,6 +184,7 @@ print(json.dumps({{
     )
     assert loaded["patched"] == ["botocore"]
     assert loaded["unwanted"] == []
+    assert loaded["dataclasses"] == []
     assert loaded["contracts_opened"] == [] and loaded["contracts_cached"] == 0
     assert loaded["audit_works"]
 
@@ -334,3 +362,25 @@ print(json.dumps({{
         "missing": False,
         "json": "module",
     }
+
+
+@pytest.mark.parametrize("handler", ["reconcile", "quarantine"])
+def test_a_handler_imported_by_the_runtime_freezes_what_its_import_made(handler: str) -> None:
+    """The runtime's import of the function's handler ends with ``gc.freeze`` (the collector's
+    passes no longer go over the modules); importing it otherwise (tests, tools, another
+    handler importing it: quarantine imports classify_error) freezes nothing. The import
+    leaves no cyclic garbage to be frozen with it."""
+    code = f"""
+import gc, json
+import ingest_pipeline.handlers.{handler}
+
+frozen = gc.get_freeze_count()
+gc.unfreeze()
+print(json.dumps({{"frozen": frozen, "garbage": gc.collect()}}))
+"""
+    as_handler = run_python(code, handler=f"ingest_pipeline.handlers.{handler}.handler")
+    assert as_handler["frozen"] > 10_000
+    assert as_handler["garbage"] == 0
+    elsewhere = "ingest_pipeline.handlers.resolve.handler"
+    assert run_python(code, handler=elsewhere)["frozen"] == 0
+    assert run_python(code)["frozen"] == 0

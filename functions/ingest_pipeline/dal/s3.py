@@ -10,7 +10,6 @@ import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 import boto3
 from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import BotoCoreError, ClientError
+from msgspec import Struct
 
 from ingest_pipeline import versions
 from ingest_pipeline.dal.aws import BOTO_CONFIG, error_code, error_message, is_error
@@ -112,8 +112,7 @@ class _RawBody(io.RawIOBase):
         super().close()
 
 
-@dataclass(frozen=True)
-class OpenedObject:
+class OpenedObject(Struct, frozen=True):  # Structs: a dataclass compiles at every import
     key: str
     version_id: str | None  # as S3 reports it ("null" or absent for an unversioned write)
     size: int
@@ -176,8 +175,7 @@ def open_object(
     )
 
 
-@dataclass(frozen=True)
-class ObjectHead:
+class ObjectHead(Struct, frozen=True):
     version_id: str | None  # as S3 reports it
     etag: str
     last_modified: datetime

@@ -25,9 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from typing import TYPE_CHECKING, Any
 
 from ingest_pipeline import errors, output, versions
 from ingest_pipeline.config import Settings
@@ -43,12 +41,15 @@ from ingest_pipeline.errors import (
 )
 from ingest_pipeline.handlers.split import write_plan
 from ingest_pipeline.large_models import AssembleRequest
-from ingest_pipeline.logic import chunks, formats, keys, parquet
+from ingest_pipeline.logic import chunks, formats, keys
 from ingest_pipeline.logic.contracts import InputFormat, OutputFormat, Registered
 from ingest_pipeline.logic.failure import CaughtError
 from ingest_pipeline.logic.summary import Summary
 from ingest_pipeline.models import Outcome, Route, parse_event
-from ingest_pipeline.observability import bind_object, logger, metrics, tracer
+from ingest_pipeline.observability import bind_object, handler_imported, logger, metrics, tracer
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 _TIMEOUTS = {"States.Timeout", "Sandbox.Timedout"}
 
@@ -208,6 +209,8 @@ def _write_parquet(
 ) -> dict[str, Any]:
     """The chunks' Parquet parts as ``<dir>/part-NNNNN.parquet`` (each written by S3 from
     the chunk's part, conditionally), then the manifest that commits the directory."""
+    from ingest_pipeline.logic import parquet  # a Parquet dataset only: not at import
+
     obj = request.object
     directory = keys.output_key(obj.key, request.plan.ingest_date, parquet.SUFFIX)
     fence = keys.manifest_key(directory)
@@ -273,3 +276,6 @@ def _processed(
         "expiresAt": output.expires_at(settings),
         "plan": None,
     }
+
+
+handler_imported(__name__)  # last: freezes what the import made (a cold start)

@@ -16,7 +16,7 @@ from ingest_pipeline.config import Settings
 from ingest_pipeline.logic.classify import Classification, classify
 from ingest_pipeline.logic.failure import CaughtError, build_report
 from ingest_pipeline.models import FailureRequest, parse_event
-from ingest_pipeline.observability import bind_object, logger, metrics, tracer
+from ingest_pipeline.observability import bind_object, handler_imported, logger, metrics, tracer
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -65,3 +65,6 @@ def describe(
         policy=settings.failure_policy,
         quarantine_key=quarantine_key,
     )
+
+
+handler_imported(__name__)  # last: freezes what the import made (a cold start)

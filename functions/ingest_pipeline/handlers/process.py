@@ -27,7 +27,7 @@ from ingest_pipeline.logic.contracts import Contract, OutputFormat
 from ingest_pipeline.logic.deadline import TimeBudget
 from ingest_pipeline.logic.transform import Summary, convert
 from ingest_pipeline.models import ObjectRef, Outcome, ProcessRequest, parse_event
-from ingest_pipeline.observability import bind_object, logger, metrics, tracer
+from ingest_pipeline.observability import bind_object, handler_imported, logger, metrics, tracer
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -195,3 +195,6 @@ def _within_time(
             elapsed = time.monotonic() - started
             budget.check(opened.bytes_read(), elapsed, remaining_at_start - elapsed)
         yield chunk
+
+
+handler_imported(__name__)  # last: freezes what the import made (a cold start)

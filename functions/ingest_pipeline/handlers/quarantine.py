@@ -18,7 +18,7 @@ from ingest_pipeline.errors import ErrorClass, ObjectNotFoundError
 from ingest_pipeline.handlers.classify_error import describe
 from ingest_pipeline.logic import keys
 from ingest_pipeline.models import FailureRequest, parse_event
-from ingest_pipeline.observability import bind_object, logger, metrics, tracer
+from ingest_pipeline.observability import bind_object, handler_imported, logger, metrics, tracer
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -69,3 +69,6 @@ def quarantine(request: FailureRequest, settings: Settings, now: datetime) -> di
         return report
     s3.put_json(obj.bucket, f"{dest}.reason.json", report["message"])
     return report
+
+
+handler_imported(__name__)  # last: freezes what the import made (a cold start)

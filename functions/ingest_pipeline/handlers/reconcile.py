@@ -37,7 +37,7 @@ from ingest_pipeline.models import (
     ScheduleRun,
     parse_event,
 )
-from ingest_pipeline.observability import logger, metrics, tracer
+from ingest_pipeline.observability import handler_imported, logger, metrics, tracer
 from ingest_pipeline.sqs_batch import PartialBatchResponse, SqsMessage, process_batch
 
 if TYPE_CHECKING:
@@ -217,3 +217,6 @@ def escalate(record: OpenRecord, reason: str, settings: ReconcileSettings, now: 
         raise
     logger.warning("object escalated", object_key=record.object.key, reason=reason)
     return True
+
+
+handler_imported(__name__)  # last: freezes what the import made (a cold start)

@@ -32,11 +32,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from itertools import chain, repeat
 from json.encoder import encode_basestring
 from operator import itemgetter
 from typing import cast
+
+from msgspec import Struct
 
 from ingest_pipeline.logic.contracts import CONVERTERS, Column, ColumnType, Contract
 
@@ -49,8 +50,7 @@ Bulk = Callable[[Sequence[str]], Sequence[str | None]]
 Convert = Callable[[str], object]
 
 
-@dataclass(frozen=True)
-class RowFormat:
+class RowFormat(Struct, frozen=True):  # a Struct: a dataclass compiles at every import
     columns: tuple[Column, ...]
     pieces: tuple[str, ...]  # '{"key":', ',"key":', ..., '}\n': a row is them and its texts
     one: tuple[One, ...]  # per column: a raw value -> its JSON text, or None

@@ -34,8 +34,9 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import IO, Any
+
+from msgspec import Struct, field
 
 from ingest_pipeline.errors import (
     DataError,
@@ -52,8 +53,7 @@ PROBE_RECORDS = 8  # records a cut's candidate start must parse into, to be chos
 MAX_ROUNDS = 3  # plans of one object (a realigned plan is a new round)
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(Struct, frozen=True):
     """Records that start in ``[start, stop)`` (byte offsets in the object); the last
     chunk's ``stop`` is the object's size. With ``key``: offsets in the object's UTF-8
     text, whose bytes ``[start, stop)`` are the piece ``key`` (``logic/pieces.py``)."""
@@ -70,8 +70,7 @@ class Chunk:
         return item
 
 
-@dataclass(frozen=True)
-class Dialect:
+class Dialect(Struct, frozen=True):
     """What decides where records start: the contract's ``input`` (``Dialect.of``)."""
 
     delimiter: str = ","
@@ -89,7 +88,10 @@ class Dialect:
         return csv.reader(lines, strict=True, delimiter=self.delimiter, quotechar=self.quote)
 
 
-def header_end(prefix: bytes, *, at_eof: bool, dialect: Dialect = Dialect()) -> int | None:
+CSV = Dialect()  # the default: comma, double quote, a header
+
+
+def header_end(prefix: bytes, *, at_eof: bool, dialect: Dialect = CSV) -> int | None:
     """The offset just after the header record (blank lines and a BOM before it included)
     in the object's first bytes ``prefix``; None when they hold no complete, readable
     header (the conversion of the prefix then raises the single-Lambda path's error).
@@ -131,9 +133,7 @@ def nominal_cuts(size: int, header_end: int, chunk_bytes: int) -> list[int]:
     return list(range(header_end + chunk_bytes, size, chunk_bytes))
 
 
-def line_start_after(
-    window: bytes, cut: int, width: int, dialect: Dialect = Dialect()
-) -> int | None:
+def line_start_after(window: bytes, cut: int, width: int, dialect: Dialect = CSV) -> int | None:
     """The offset in ``window`` of the line start at or after ``cut`` where a chunk should
     begin: the first one whose next records (up to ``PROBE_RECORDS``, within the window)
     parse as ``width``-column records; else the first line start (merging checks it). None
@@ -291,8 +291,7 @@ def _relative(error: DataError, header_lines: int) -> dict[str, Any]:
 # --- merging the chunks' reports ---------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ChunkReport:
+class ChunkReport(Struct, frozen=True):
     """What one chunk's conversion reported (``handlers/chunk.py`` builds it)."""
 
     index: int
@@ -336,8 +335,7 @@ class ChunkReport:
         }
 
 
-@dataclass(frozen=True)
-class Realign:
+class Realign(Struct, frozen=True):
     """Chunk ``index`` did not start where the chunk before it ended: plan again, with
     ``chunks`` (guessed starts after it), or for the last round ``tail``: the rest of the
     object from that proven record start as one chunk (one ordered pass, which cannot be
@@ -348,8 +346,7 @@ class Realign:
     tail: list[Chunk] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Merged:
+class Merged(Struct, frozen=True):
     """Every chunk started where the one before ended, and none had bad data."""
 
     rows: int
@@ -449,8 +446,7 @@ def _absolute(error: dict[str, Any], lines_before: int, rows_before: int = 0) ->
 # --- assembling the output ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(Struct, frozen=True):
     """Bytes ``[first, last]`` (inclusive, as HTTP ranges) of the object ``key``."""
 
     key: str
@@ -462,15 +458,13 @@ class Piece:
         return self.last - self.first + 1
 
 
-@dataclass(frozen=True)
-class CopyPart:
+class CopyPart(Struct, frozen=True):
     """A part S3 copies from one piece (UploadPartCopy)."""
 
     piece: Piece
 
 
-@dataclass(frozen=True)
-class UploadPart:
+class UploadPart(Struct, frozen=True):
     """A part uploaded from pieces read into memory (at most ``MIN_PART_BYTES`` + the
     pieces of one small part)."""
 

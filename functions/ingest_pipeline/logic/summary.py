@@ -8,13 +8,14 @@ neither imports the other back (no import cycle, not even a TYPE_CHECKING one).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import Struct, field
 
-@dataclass
-class Summary:
-    """What one conversion did; small enough to travel in the state machine's state."""
+
+class Summary(Struct):
+    """What one conversion did; small enough to travel in the state machine's state. (A
+    Struct: a dataclass compiles its generated methods at every import.)"""
 
     dataset: str
     rows: int = 0
@@ -22,7 +23,11 @@ class Summary:
     bytes_out: int = 0
     sha256: str = ""
     lines: int = 0  # physical lines read (set when the conversion completes)
-    _digest: Any = field(default_factory=hashlib.sha256, repr=False)
+    _digest: Any = field(default_factory=hashlib.sha256)
+
+    def __repr__(self) -> str:  # without the digest, as the dataclass's repr=False had it
+        fields = ("dataset", "rows", "bytes_in", "bytes_out", "sha256", "lines")
+        return f"Summary({', '.join(f'{name}={getattr(self, name)!r}' for name in fields)})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
