@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,18 @@ from localcloud import gc_tuning
 # metrics the in-process functions emit carry the `service` dimension the deployed alarms and
 # dashboard of that stack read, whatever order the tests run in.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "ingest-local")
+
+
+@pytest.fixture(autouse=True)
+def _environment_of_the_test() -> Iterator[None]:
+    """What a command run in-process put into ``os.environ`` ends with the test: ``ingestctl
+    --outputs`` sets AWS_ENDPOINT_URL for every client of its process (a served local cloud's,
+    gone once that cloud stops), and the next test's clients must not call it."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 # Modules of tests/e2e and tests/statemachine whose outcome cannot depend on the template's

@@ -60,6 +60,20 @@ def _outcome(code):
     except Exception as exc:
         return type(exc).__name__ + str(exc)[:60]
 """
+STAGED = """\
+import os
+import time
+import staged  # at init: a library the first environment reports
+def stage(event, context):
+    time.sleep(event.get("sleep", 0))
+    return {"stage": staged.STAGE, "imported_here": staged.PID == os.getpid()}
+"""
+POINTER = """\
+import jsonpointer
+def pointer(event, context):
+    return {"resolved": jsonpointer.resolve_pointer({"a": [1, 2]}, "/a/1"),
+            "from": jsonpointer.__file__}
+"""
 TEMPLATE = """\
 AWSTemplateFormatVersion: "2010-09-09"
 Transform: AWS::Serverless-2016-10-31
@@ -92,6 +106,29 @@ Resources:
       Timeout: 1
       Environment: {Variables: {BUCKET: !Ref Box}}
       Policies: [{S3CrudPolicy: {BucketName: !Ref Box}}]
+  Needs:  # an unbuilt CodeUri whose requirements.txt names a package the runtime has not
+    Type: AWS::Serverless::Function
+    Properties: {CodeUri: needs/, Handler: index.pointer}
+  Missing:  # the same code without requirements.txt
+    Type: AWS::Serverless::Function
+    Properties: {CodeUri: missing/, Handler: index.pointer}
+  Shared:
+    Type: AWS::Serverless::LayerVersion
+    Properties: {ContentUri: shared/}
+  Blue:  # a library of a layer that reads a variable when imported, in two functions
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: staged/
+      Handler: index.stage
+      Layers: [!Ref Shared]
+      Environment: {Variables: {STAGE: blue}}
+  Green:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: staged/
+      Handler: index.stage
+      Layers: [!Ref Shared]
+      Environment: {Variables: {STAGE: green}}
   Single:
     Type: AWS::Serverless::Function
     Properties:
@@ -145,6 +182,16 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
     template.write_text(TEMPLATE)
     (template.parent / "src").mkdir()
     (template.parent / "src" / "index.py").write_text(CODE)
+    for name in ("needs", "missing"):
+        (template.parent / name).mkdir()
+        (template.parent / name / "index.py").write_text(POINTER)
+    (template.parent / "needs" / "requirements.txt").write_text("jsonpointer==3.12\n")
+    (template.parent / "staged").mkdir()
+    (template.parent / "staged" / "index.py").write_text(STAGED)
+    (template.parent / "shared" / "python").mkdir(parents=True)
+    (template.parent / "shared" / "python" / "staged.py").write_text(
+        "import os\nSTAGE, PID = os.environ['STAGE'], os.getpid()\n"
+    )
     with LocalCloud(template, stack_name="processes", environments="process") as running:
         yield running
 
@@ -259,3 +306,45 @@ def test_injected_faults_answer_before_the_environment(cloud: LocalCloud) -> Non
     gate.release()
     held.join(10)
     assert answers and answers[0]["queue"] == "first"
+
+
+def test_an_unbuilt_functions_requirements_are_installed_and_without_them_it_fails_to_import(
+    cloud: LocalCloud,
+) -> None:
+    """As sam build's Python builder would: CodeUri's requirements.txt installed for this
+    machine (cached, outside the local cloud's own packages); without it the import fails as
+    on Lambda, ``Runtime.ImportModuleError``."""
+    needs = call(cloud, "Needs")
+    assert needs["resolved"] == 2
+    assert "host-builds" in str(needs["from"])
+    reply = boto3.client("lambda").invoke(FunctionName=cloud.functions["Missing"])
+    assert reply["FunctionError"] == "Unhandled"
+    document = json.loads(reply["Payload"].read())
+    assert document["errorType"] == "Runtime.ImportModuleError"
+    assert "No module named 'jsonpointer'" in document["errorMessage"]
+
+
+def test_the_next_environments_start_with_the_libraries_imported_with_their_own_variables(
+    cloud: LocalCloud,
+) -> None:
+    """The first environment of a function imports everything; the next ones are forked from
+    a fork server that imported the libraries the first one reported (not the function's own
+    code), with that function's variables: a library reads its function's own value."""
+    lam = boto3.client("lambda")
+
+    def stage(function: str, sleep: float = 0.0) -> dict[str, Any]:
+        reply = lam.invoke(FunctionName=cloud.functions[function],
+                           Payload=json.dumps({"sleep": sleep}))  # fmt: skip
+        return dict(json.loads(reply["Payload"].read()))
+
+    for function, value in (("Blue", "blue"), ("Green", "green")):
+        first = stage(function)
+        assert first == {"stage": value, "imported_here": True}
+        answers: list[dict[str, Any]] = []
+        busy = threading.Thread(target=lambda f=function, a=answers: a.append(stage(f, 1.0)))
+        busy.start()  # the warm environment is busy: the next call starts another
+        time.sleep(0.3)
+        answers.append(stage(function))
+        busy.join(10)
+        assert {a["stage"] for a in answers} == {value}
+        assert sorted(a["imported_here"] for a in answers) == [False, True]

@@ -404,7 +404,9 @@ def test_the_layer_ships_the_pyarrow_the_tests_run_with() -> None:
     dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     (pin,) = [p for p in dev["optional-dependencies"]["dev"] if p.startswith("pyarrow==")]
     assert pin == f"pyarrow=={pyarrow.__version__}"
+    requirements = (ROOT / "layers" / "pyarrow" / "requirements.txt").read_text()
+    assert re.search(rf"^{re.escape(pin)}$", requirements, re.M)
     makefile = (ROOT / "layers" / "pyarrow" / "Makefile").read_text()
-    assert re.search(rf"^PYARROW := {re.escape(pin)}$", makefile, re.M)
+    assert re.search(r"^PYARROW := \$\(shell sed .* requirements\.txt\)$", makefile, re.M)
     template = (ROOT / "template.yaml").read_text()
     assert f"Description: pyarrow {pin.removeprefix('pyarrow==')} " in template

@@ -535,8 +535,9 @@ class LocalCloudServer:
             self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler
         )
         self.port = int(self._server.server_address[1])
+        # serve_forever's poll: shutdown() waits for it (the default 0.5 s, at every stop)
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="localcloud-http", daemon=True
+            target=self._server.serve_forever, args=(0.02,), name="localcloud-http", daemon=True
         )
         self._thread.start()
 

@@ -47,6 +47,14 @@ fork server; spawned as a new Python (``Spec(fork_server=False)``): 61-68 ms wal
 CPU. The fork server starts once per runtime Python (75 ms). A warm invocation's round trip:
 0.6-1.1 ms median.
 
+The first environment of a function configuration (its library path, its variables) reports
+the library modules its init imported (the runtime's boto3, its layers', its requirements';
+not its own code); the next ones, in this cloud or the next one of this process, are forked
+from a fork server of that configuration which imported them once, with the function's own
+variables (not its credentials or endpoint). Their init runs the function's own modules only,
+so their Init Duration leaves out the libraries' import. This application's ProcessFunction:
+0.51 s of CPU for a first environment, 0.17 s for the next ones (issue 39's note).
+
 Not like Lambda: /tmp is TMPDIR (a handler that writes to the literal path "/tmp/x" shares the
 machine's /tmp); MemorySize is reported, not enforced.
 """

@@ -15,11 +15,18 @@ the write end of the environment's log pipe, which becomes the child's stdout an
 the server answers ``{"pid": N}`` on one line. The child is the leader of a session of its
 own (the client kills its process group). Children are reaped by the kernel (SIGCHLD
 ignored). The server exits when the socket closes.
+
+A function's own fork server (``argv[2]``, a JSON object: ``path``, ``env``, ``modules``)
+also imports, once and with that function's variables, the library modules (the runtime's,
+its layers', its requirements') its first environment imported during its init, as reported
+by that environment (a request's ``report``: a file the child writes once its handler is
+loaded). Its children then import only the function's own code (and what was not reported).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -47,13 +54,41 @@ PRELOADED = (
     "awslambdaric.lambda_config",
 )
 MAX_REQUEST = 1 << 20
+# the runtime's own modules, which read the environment's Runtime API address when loaded
+_RUNTIME_OWN = ("awslambdaric", "runtime_client", "snapshot_restore_py")
 
 
-def _preload() -> None:
+def _preload(modules: list[str]) -> None:
     import importlib
 
     for name in PRELOADED:
         importlib.import_module(name)
+    for name in modules:  # a function's libraries: one that fails is imported by the child
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+def _report_libraries(path: str, code_dir: str) -> None:
+    """Once the handler is loaded (the init's imports done), write the modules it imported
+    from outside the function's own code, in import order, to ``path``."""
+    from pathlib import Path
+
+    from awslambdaric import bootstrap  # type: ignore[import-not-found]
+
+    loaded = set(sys.modules)
+    get_handler = bootstrap._get_handler
+
+    def reporting(handler: str) -> object:
+        found = get_handler(handler)
+        libraries = [name for name, module in list(sys.modules.items()) if name not in loaded
+                     and not name.startswith(_RUNTIME_OWN)
+                     and not str(getattr(module, "__file__", None) or code_dir).startswith(
+                         code_dir)]  # fmt: skip
+        with contextlib.suppress(OSError):
+            Path(path).write_text(json.dumps(libraries), encoding="utf-8")
+        return found
+
+    bootstrap._get_handler = reporting
 
 
 def _child(request: dict[str, object], log_fd: int, server: socket.socket) -> None:
@@ -76,6 +111,8 @@ def _child(request: dict[str, object], log_fd: int, server: socket.socket) -> No
         assert isinstance(path, list)
         sys.path[:] = [str(p) for p in path]
         sys.argv[:] = ["awslambdaric", str(request["handler"])]
+        if request.get("report"):
+            _report_libraries(str(request["report"]), str(request["cwd"]))
         # (not importlib.invalidate_caches(): it imports importlib.metadata, 40 ms of CPU; the
         # function's directories were never on the server's path, so nothing of them is cached)
         from awslambdaric.__main__ import main  # type: ignore[import-not-found]
@@ -95,10 +132,9 @@ def _child(request: dict[str, object], log_fd: int, server: socket.socket) -> No
         os._exit(code)
 
 
-def serve(sock: socket.socket) -> None:
+def serve(sock: socket.socket, base_path: list[str]) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    base_path = list(sys.path)
     while True:
         data, fds, _flags, _addr = socket.recv_fds(sock, MAX_REQUEST, 1)
         if not data:
@@ -115,9 +151,17 @@ def serve(sock: socket.socket) -> None:
 
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
-    _preload()
+    base_path = list(sys.path)
+    function = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    os.environ.update({str(k): str(v) for k, v in function.get("env", {}).items()})
+    sys.path[:0] = function.get("path", [])
+    _preload(function.get("modules", []))
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        sys.exit("a preloaded module started a thread: a fork would lose it")
+    gc.freeze()  # what every child shares: never gone over by a child's collections
     sock.sendall(b'{"ready": true}\n')
-    serve(sock)
+    serve(sock, base_path)
 
 
 if __name__ == "__main__":

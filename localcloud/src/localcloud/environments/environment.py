@@ -25,7 +25,7 @@ import time
 import uuid
 from pathlib import Path
 
-from localcloud.environments.launcher import Process, fork_server, spawn
+from localcloud.environments.launcher import LEARNED, Process, fork_server, spawn
 from localcloud.environments.runtime_api import Invocation, RuntimeApi
 from localcloud.environments.spec import Result, Spec
 
@@ -120,9 +120,18 @@ class Environment:
         self._started = time.monotonic()
         try:
             if spec.fork_server:
-                server = fork_server(python)
+                function = _function_server(spec, env, path)
+                learned = LEARNED.get(function)
+                if learned is None:  # the first environment reports what it imports
+                    self._report: Path | None = self.tmp.with_suffix(".imports")
+                    server = fork_server(python)
+                else:
+                    self._report = None
+                    server = fork_server(python, json.dumps({**json.loads(function),
+                                                             "modules": learned}))  # fmt: skip
+                self._function = function
                 self.process: Process = server.launch(
-                    spec.handler, env, spec.code_dir, path, self._logs.write_fd
+                    spec.handler, env, spec.code_dir, path, self._logs.write_fd, self._report
                 )
             else:
                 self.process = spawn(
@@ -219,7 +228,16 @@ class Environment:
                     request_id, payload, error_type, logs, init_ms, start, status, memory
                 )
         logs += self._logs.take()
+        self._learn()
         return self._result(request_id, payload, error_type, logs, init_ms, start, status, None)
+
+    def _learn(self) -> None:
+        """What the first environment of its configuration imported, for the next ones."""
+        report, self._report = getattr(self, "_report", None), None
+        if report is not None:
+            with contextlib.suppress(OSError, ValueError):
+                LEARNED[self._function] = json.loads(report.read_text(encoding="utf-8"))
+            report.unlink(missing_ok=True)
 
     def _result(  # noqa: PLR0917 - the parts of one REPORT
         self,
@@ -304,6 +322,21 @@ class Environment:
         self.process.kill()
         self.api.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+#: variables that differ between two environments of one configuration (not preloaded with)
+_PER_ENVIRONMENT = frozenset({
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
+    "AWS_LAMBDA_LOG_STREAM_NAME", "AWS_LAMBDA_RUNTIME_API", "TMPDIR",
+})  # fmt: skip
+
+
+def _function_server(spec: Spec, env: dict[str, str], path: list[str]) -> str:
+    """The fork server of the function's configuration: the library part of its path (all
+    but its code) and the variables its environments share (the key of LEARNED too)."""
+    shared = {k: v for k, v in env.items() if k not in _PER_ENVIRONMENT}
+    libraries = [p for p in path if p != str(spec.code_dir)]
+    return json.dumps({"path": libraries, "env": shared}, sort_keys=True)
 
 
 def _error_type(payload: bytes) -> str | None:

@@ -12,6 +12,11 @@ the environment's path. It says so on stderr, naming the package and both platfo
 resolves but cannot download): the aws-lambda-powertools version this machine has (else
 the latest 3.x) with every extra, as that layer ships it, built the same way.
 
+:func:`requirements_build`: a function's code or a layer from a template that was not built
+(``sam build`` not run: CodeUri / ContentUri as they are) whose ``requirements.txt`` names
+packages the directory does not hold: those requirements installed for this machine, once, as
+sam build's Python builder would install them beside the code (``python/`` for a layer).
+
 The installer is ``uv`` (beside this Python or on PATH), else the runtime Python's pip; it
 needs the package index or its cache.
 """
@@ -37,6 +42,7 @@ __all__ = [
     "foreign_distributions",
     "host_builds",
     "powertools_layer",
+    "requirements_build",
 ]
 
 #: the public Powertools for AWS Lambda (Python) layers, published by account 017000801446
@@ -151,6 +157,40 @@ def host_builds(directories: list[Path], python: Path) -> list[Path]:
     return builds
 
 
+def _as_layer(build: Path) -> Path:
+    """A layer's content (a directory with python/) for the packages in ``build``."""
+    layer = build.with_name(f"{build.name}-layer")
+    layer.mkdir(exist_ok=True)
+    with contextlib.suppress(FileExistsError):  # another environment made it meanwhile
+        (layer / "python").symlink_to(build)
+    return layer
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def requirements_build(directory: Path, python: Path, *, layer: bool = False) -> Path | None:
+    """The packages an unbuilt ``directory``'s requirements.txt names and it does not hold,
+    installed for ``python`` on this machine (a layer's content when ``layer``); None when
+    there is nothing to install (no requirements.txt, or a build that holds them)."""
+    try:
+        text = (directory / "requirements.txt").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    wanted = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    wanted = [line for line in wanted if line and not line.startswith("-")]
+    roots = [directory, directory / "python", *directory.glob("python/lib/python*/site-packages")]
+    held = {_normalized(info.name.split("-", 1)[0]) for root in roots
+            for info in (root.glob("*.dist-info") if root.is_dir() else ())}  # fmt: skip
+    names = {_normalized(re.split(r"[\s<>=!~;\[@]", line, maxsplit=1)[0]) for line in wanted}
+    if not wanted or names <= held:
+        return None
+    why = f"{directory} is not built (no sam build): its requirements.txt"
+    build = _install(python, wanted, deps=True, why=why)
+    return _as_layer(build) if layer else build
+
+
 def powertools_layer(python: Path) -> Path:
     """The public Powertools layer's content for ``python``: a directory with python/."""
     try:
@@ -158,9 +198,4 @@ def powertools_layer(python: Path) -> Path:
     except metadata.PackageNotFoundError:
         version = ">=3,<4"
     why = "the public Powertools layer (not downloadable here) is built from its package"
-    build = _install(python, [f"aws-lambda-powertools[all]{version}"], deps=True, why=why)
-    layer = build.with_name(f"{build.name}-layer")
-    layer.mkdir(exist_ok=True)
-    with contextlib.suppress(FileExistsError):  # another environment made it meanwhile
-        (layer / "python").symlink_to(build)
-    return layer
+    return _as_layer(_install(python, [f"aws-lambda-powertools[all]{version}"], deps=True, why=why))

@@ -65,16 +65,23 @@ def _runtime_env(python: Path) -> dict[str, str]:
 
 
 class ForkServer:
-    """The fork server of one runtime Python (``_forkserver.py``)."""
+    """The fork server of one runtime Python (``_forkserver.py``), or of one function
+    configuration (``function``: the path, variables and library modules it preloads)."""
 
-    def __init__(self, python: Path) -> None:
+    def __init__(self, python: Path, function: str = "") -> None:
         self.python = python
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock = ours
         self._lock = threading.Lock()
         with theirs:
             self._proc = subprocess.Popen(  # noqa: S603 - the runtime's Python, our script
-                [str(python), "-I", str(_SERVER_SCRIPT), str(theirs.fileno())],
+                [
+                    str(python),
+                    "-I",
+                    str(_SERVER_SCRIPT),
+                    str(theirs.fileno()),
+                    *([function] if function else []),
+                ],
                 pass_fds=(theirs.fileno(),),
                 env=_runtime_env(python),
                 stdin=subprocess.DEVNULL,
@@ -84,10 +91,14 @@ class ForkServer:
         if not ready:
             raise RuntimeError(f"the fork server of {python} did not start")
 
-    def launch(
-        self, handler: str, env: Mapping[str, str], cwd: Path, path: Sequence[str], log_fd: int
-    ) -> Process:
-        request = {"handler": handler, "env": dict(env), "cwd": str(cwd), "path": list(path)}
+    def launch(  # noqa: PLR0917 - the environment's parts
+        self, handler: str, env: Mapping[str, str], cwd: Path, path: Sequence[str], log_fd: int,
+        report: Path | None = None,
+    ) -> Process:  # fmt: skip
+        """An environment's process; ``report``: where it writes the library modules its init
+        imported (see _forkserver.py)."""
+        request = {"handler": handler, "env": dict(env), "cwd": str(cwd), "path": list(path),
+                   "report": str(report or "")}  # fmt: skip
         with self._lock:
             socket.send_fds(self._sock, [json.dumps(request).encode()], [log_fd])
             answer = self._sock.recv(4096)
@@ -103,16 +114,35 @@ class ForkServer:
         self._proc.wait(timeout=5)
 
 
-_servers: dict[Path, ForkServer] = {}
+_servers: dict[tuple[Path, str], ForkServer] = {}
 _servers_lock = threading.Lock()
+#: the library modules each function configuration's first environment imported at init
+LEARNED: dict[str, list[str]] = {}
+_FAILED: set[str] = set()
+#: function fork servers kept (the least recently used is ended past it)
+MAX_FUNCTION_SERVERS = 24
 
 
-def fork_server(python: Path) -> ForkServer:
-    """The fork server of this runtime Python (started once, restarted if it ended)."""
+def fork_server(python: Path, function: str = "") -> ForkServer:
+    """The fork server of this runtime Python, or of a function configuration (a JSON
+    object: see _forkserver.py), started once and restarted if it ended; a function's that
+    cannot start (a preloaded module started a thread) falls back to the runtime's."""
     with _servers_lock:
-        server = _servers.get(python)
+        key = (python, "" if function in _FAILED else function)
+        server = _servers.pop(key, None)  # re-inserted last: the most recently used
         if server is None or not server.alive():
-            server = _servers[python] = ForkServer(python)
+            try:
+                server = ForkServer(*key)
+            except RuntimeError:
+                if not key[1]:
+                    raise
+                _FAILED.add(function)
+                key = (python, "")
+                server = _servers.pop(key, None) or ForkServer(python)
+        _servers[key] = server
+        functions = [k for k in _servers if k[1]]
+        for old in functions[: max(0, len(functions) - MAX_FUNCTION_SERVERS)]:
+            _servers.pop(old).close()
         return server
 
 

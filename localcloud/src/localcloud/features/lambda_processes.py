@@ -28,7 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from localcloud.code import unpacked
 from localcloud.environments import EnvironmentPool, Spec, default_runtime_python
-from localcloud.environments.host_build import POWERTOOLS_LAYER, host_builds, powertools_layer
+from localcloud.environments.host_build import (
+    POWERTOOLS_LAYER,
+    host_builds,
+    powertools_layer,
+    requirements_build,
+)
 
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
@@ -50,7 +55,8 @@ def _layers(fn: Any, python: Path) -> list[Path]:
             continue
         body = getattr(backend.layers_versions_by_arn(layer["Arn"]), "code_bytes", b"")
         if body:
-            found.append(unpacked(body))
+            content = unpacked(body)
+            found.append(requirements_build(content, python, layer=True) or content)
     return found
 
 
@@ -102,7 +108,10 @@ class Processes:
                     handler=function.handler,
                     code_dir=function.code_dir,
                     layers=layers,
-                    host_builds=host_builds([function.code_dir, *layers], python),
+                    host_builds=[
+                        *host_builds([function.code_dir, *layers], python),
+                        *filter(None, [requirements_build(function.code_dir, python)]),
+                    ],
                     runtime_python=python,
                     variables=variables,
                     credentials={
@@ -128,9 +137,7 @@ class Processes:
         """One invocation (``rec``, counted by the caller) in an environment of the function:
         its response (an error document with ``x-amz-function-error`` when it failed)."""
         payload = body if isinstance(body, bytes) else str(body or "").encode()
-        result = self._pool(function, fn).invoke(
-            payload or b"{}", request_id or str(uuid.uuid4())
-        )
+        result = self._pool(function, fn).invoke(payload or b"{}", request_id or str(uuid.uuid4()))
         for line in result.logs:  # the function's log, where in-process handlers print theirs
             sys.stdout.write(f"{line}\n")
         rec["outcome"] = result.error_type or "ok"
