@@ -261,11 +261,12 @@ unit: bootstrap  ## unit tests only
 demo: $(DEV_STAMP)  ## every workflow path through the local cloud (S3 -> EventBridge -> Step Functions), one table
 	$(BIN)/ingestctl local demo $(if $(WORKFLOW_TYPE),--workflow-type $(WORKFLOW_TYPE))
 
-bench: bootstrap  ## latency per path, burst, deploy time, make test wall time, redrive, transform MB/s, cold start
+bench: bootstrap  ## latency per path, burst, deploy time, make test wall time, redrive, transform MB/s, large formats, cold start
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 	$(PY) scripts/bench_redrive.py $(REDRIVE_BENCH_ARGS)
 	$(PY) scripts/bench_transform.py
 	$(PY) scripts/bench_large.py
+	$(PY) scripts/bench_large_formats.py
 	$(MAKE) --no-print-directory bench-cold-start
 
 # As deployed where a Python 3.13 is found: the package sam build ships, imported by a venv of

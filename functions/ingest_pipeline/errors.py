@@ -174,15 +174,6 @@ class CompressionError(DataError):
     code = "BAD_COMPRESSION"
 
 
-class InputTooLargeError(DataError):
-    """Too large (or too slow) for one function, and not a file the large-file path can
-    split: that path cuts the raw object at byte offsets, which only uncompressed UTF-8 CSV
-    allows. The data owner must split it or upload it so. Details: ``size``, ``reason``,
-    ``input``, ``maxBytes``."""
-
-    code = "INPUT_TOO_LARGE"
-
-
 class ObjectNotFoundError(DataError):
     """The object (or this version of it) is gone: there is nothing left to process."""
 
