@@ -21,6 +21,10 @@ id; here the logical id names it. And a permission on a qualified function ARN (
 ``AutoPublishAlias`` makes) is the alias's, as AddPermission with a Qualifier: moto gave it to
 the unqualified function, so SNS or S3 could not invoke the alias.
 
+``AWS::IAM::ManagedPolicy``'s ``PolicyArn`` (moto's model has no ``get_cfn_attribute``: a
+role's ``ManagedPolicyArns: [!GetAtt Own.PolicyArn]`` crashed the deploy with an
+AttributeError; localcloud/tests/test_managed_policies.py).
+
 An attribute CloudFormation does not document is still refused, with moto's (and
 CloudFormation's) message.
 
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from moto.awslambda.models import LambdaVersion, Permission
 from moto.awslambda.utils import get_backend
 from moto.events.models import EventBus
+from moto.iam.models import ManagedPolicy
 from moto.kms.models import Key
 from moto.sns.models import Topic
 from moto.sqs.models import Queue
@@ -100,6 +105,13 @@ def _build_ids(rt: Runtime) -> Targets:
             raise UnformattedGetAttTemplateException()
         return _VERSION_ATTRIBUTES[attr](self)
 
+    def policy_attribute(self: Any, attr: str) -> Any:
+        from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+
+        if attr != "PolicyArn":
+            raise UnformattedGetAttTemplateException()
+        return self.arn
+
     def permission(cls: Any, name: str, cloudformation_json: Any, account: str, region: str,
                    **kw: Any) -> Any:  # fmt: skip
         """AddPermission, on the alias or version a qualified FunctionName names (SAM's
@@ -120,6 +132,7 @@ def _build_ids(rt: Runtime) -> Targets:
         (LambdaVersion, "get_cfn_attribute"): version_attribute,
         (Permission, "physical_resource_id"): property(lambda p: p.logical_id),
         (Permission, "create_from_cloudformation_json"): classmethod(permission),
+        (ManagedPolicy, "get_cfn_attribute"): policy_attribute,
     }
 
 
@@ -139,8 +152,9 @@ PATCHES = [
         name="cloudformation-physical-ids",
         kind=Kind.FIX,
         reason="Ref to an event bus is its name, to a Lambda version its ARN; a Lambda "
-        "permission has a physical id. moto crashes on a rule of !Ref MyBus, gives an alias "
-        "no version, and lists a permission without an id (the deploy's KeyError).",
+        "permission has a physical id; a managed policy's GetAtt PolicyArn is its ARN. moto "
+        "crashes on a rule of !Ref MyBus, gives an alias no version, lists a permission "
+        "without an id (the deploy's KeyError) and has no attribute of a managed policy.",
         test="localcloud/tests/test_cloudformation_attributes.py::test_physical_ids",
         build=_build_ids,
         upstream="not reported yet (moto 5.2.5: no physical_resource_id on these models)",

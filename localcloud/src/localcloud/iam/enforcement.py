@@ -257,13 +257,22 @@ class Authorizer:
             document = next(v.document for v in managed.versions if v.is_default)  # its default
             policies.append(self._parse(f"managed/{arn.rsplit('/', 1)[-1]}", document))
         for arn in self.managed.get(name, ()):
-            document = self._aws_managed(arn)
+            document = self._aws_managed(arn) or self._customer_managed(backend, arn)
             if document is not None:
                 policies.append(self._parse(f"aws-managed/{arn.rsplit('/', 1)[-1]}", document))
         self._identity[role_arn] = (signature, policies)
         return policies
 
+    @staticmethod
+    def _customer_managed(backend: Any, arn: str) -> Any:
+        """A customer managed policy's default version (the template's own, by its ARN)."""
+        managed = backend.managed_policies.get(arn)
+        versions = getattr(managed, "versions", None) or ()
+        return next((v.document for v in versions if v.is_default), None)
+
     def _aws_managed(self, arn: str) -> Any:
+        if ":iam::aws:policy/" not in arn:
+            return None
         entry = _aws_managed_documents().get(arn.rsplit("/", 1)[-1])
         return entry["Document"] if entry else None
 

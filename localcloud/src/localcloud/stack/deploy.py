@@ -572,14 +572,20 @@ def _check_log_delivery(
 def _managed_policies(
     transformed: dict[str, Any], resources: dict[str, str]
 ) -> dict[str, tuple[str, ...]]:
-    """Role name -> its ManagedPolicyArns (``Fn::Sub`` of the partition resolved)."""
+    """Role name -> its ManagedPolicyArns (``Fn::Sub`` of the partition resolved; a ``Ref``
+    or ``Fn::GetAtt [X, PolicyArn]`` of the template's own AWS::IAM::ManagedPolicy: its ARN)."""
     out: dict[str, tuple[str, ...]] = {}
-    for logical_id, resource in (transformed.get("Resources") or {}).items():
+    declared = transformed.get("Resources") or {}
+    for logical_id, resource in declared.items():
         if resource.get("Type") != "AWS::IAM::Role" or logical_id not in resources:
             continue
         arns = []
         for item in (resource.get("Properties") or {}).get("ManagedPolicyArns") or []:
             arn = item["Fn::Sub"] if isinstance(item, dict) and "Fn::Sub" in item else item
+            if isinstance(arn, dict):  # the template's own policy: Ref / GetAtt PolicyArn
+                own = arn.get("Ref") or (arn.get("Fn::GetAtt") or [None])[0]
+                kind = (declared.get(own) or {}).get("Type") if isinstance(own, str) else None
+                arn = resources.get(own) if kind == "AWS::IAM::ManagedPolicy" else None
             if isinstance(arn, str):
                 arns.append(arn.replace("${AWS::Partition}", "aws"))
         out[resources[logical_id]] = tuple(arns)
