@@ -42,6 +42,18 @@ Resources:
   Other:
     Type: AWS::S3::Bucket
     Properties: {BucketName: creds-other}
+  OtherTlsOnly:
+    Type: AWS::S3::BucketPolicy
+    Properties:
+      Bucket: !Ref Other
+      PolicyDocument:
+        Version: "2012-10-17"
+        Statement:
+          - Effect: Deny
+            Principal: "*"
+            Action: s3:*
+            Resource: [!GetAtt Other.Arn, !Sub "${Other.Arn}/*"]
+            Condition: {Bool: {aws:SecureTransport: "false"}}
   Reader:
     Type: AWS::IAM::Role
     Properties:
@@ -241,3 +253,15 @@ def test_in_process_clients_signed_with_a_session_act_as_it(cloud: LocalCloud) -
     assert refusal(refused)[1].startswith(f"User: {session} is not authorized")
     sts = client("sts", credentials)
     assert sts.get_caller_identity()["Arn"] == session
+
+
+def test_the_local_endpoint_stands_in_for_https(cloud: LocalCloud, endpoint: str) -> None:
+    """A TLS-only bucket (Deny when aws:SecureTransport is false) answers the clients of the
+    local cloud's own http:// endpoint, in this process or another, as AWS answers its https
+    clients; a plain-http AWS endpoint (``use_ssl=False``) is refused."""
+    for s3 in (client("s3", endpoint=endpoint), remote("s3", endpoint)):
+        assert s3.get_object(Bucket="creds-other", Key="b.txt")["Body"].read() == b"other"
+    plain = boto3.client("s3", region_name="us-east-1", use_ssl=False)
+    with pytest.raises(ClientError) as refused:
+        plain.get_object(Bucket="creds-other", Key="b.txt")
+    assert "explicit deny in a resource-based policy" in refusal(refused)[1]

@@ -70,8 +70,17 @@ def _before_call(model: Any, params: Any, context: Any, **kwargs: Any) -> Any:
         model.name,
         context.get("localcloud_api_params") or {},
         region=str(context.get("client_region") or "us-east-1"),
-        secure=str(params.get("url", "https://")).startswith("https://"),
+        secure=secure_transport(str(params.get("url", "https://"))),
     )
+
+
+def secure_transport(url: str) -> bool:
+    """aws:SecureTransport of a request to ``url``: https, or the local cloud's own endpoint
+    on this machine (its http:// stands in for AWS's https://: a client of it has no TLS to
+    choose); a plain-http AWS endpoint (``use_ssl=False``) is not."""
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
+    return scheme == "https" or host in ("127.0.0.1", "localhost", "::1")
 
 
 def _build_sdk_authorization(rt: Runtime) -> Targets:

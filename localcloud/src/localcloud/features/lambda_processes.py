@@ -100,7 +100,7 @@ class Processes:
             pool = self._pools.get(key)
             if pool is None:
                 registry = self.runtime.authorizer.credentials
-                credentials = registry.issue(fn.role, fn.function_name, tls=True)
+                credentials = registry.issue(fn.role, fn.function_name)
                 python = default_runtime_python()
                 layers = _layers(fn, python)
                 spec = Spec(

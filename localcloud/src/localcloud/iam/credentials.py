@@ -57,9 +57,6 @@ class Session:
     expiration: datetime.datetime
     role_arn: str
     session_name: str
-    # the session's SDK calls reach AWS over TLS (a Lambda environment's): the local cloud's
-    # http:// endpoint it was given stands in for the https:// one (aws:SecureTransport)
-    tls: bool = False
 
     @property
     def principal(self) -> Principal:
@@ -87,12 +84,9 @@ class CredentialsRegistry:
         self._lock = threading.Lock()
         self._sessions: dict[str, Session] = {}
 
-    def issue(
-        self, role_arn: str, session_name: str, *, duration: int = 3600, tls: bool = False
-    ) -> dict[str, Any]:
+    def issue(self, role_arn: str, session_name: str, *, duration: int = 3600) -> dict[str, Any]:
         """New credentials of a session of ``role_arn`` (``AccessKeyId``, ``SecretAccessKey``,
-        ``SessionToken``, ``Expiration``), valid ``duration`` seconds (STS's default: 1 h);
-        ``tls``: see :attr:`Session.tls`."""
+        ``SessionToken``, ``Expiration``), valid ``duration`` seconds (STS's default: 1 h)."""
         while True:
             key = "ASIA" + "".join(secrets.choice(_KEY_ALPHABET) for _ in range(16))
             if key not in self._sessions:
@@ -105,7 +99,6 @@ class CredentialsRegistry:
             + datetime.timedelta(seconds=duration),
             role_arn=role_arn,
             session_name=session_name,
-            tls=tls,
         )
         with self._lock:
             self._sessions[key] = session

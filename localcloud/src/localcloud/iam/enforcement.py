@@ -33,8 +33,10 @@ makes: publishing to an SNS topic encrypted with a KMS key needs ``kms:GenerateD
 without ``s3:ListBucket`` is a 403, not a 404.
 
 ``aws:SecureTransport`` is true for an ``https://`` request URL (every SDK client in the
-process) and false for ``http://``; the HTTP endpoint of ``ingestctl local up`` serves
-administrators, who are not checked.
+process) and for the local cloud's own http:// endpoint on this machine (served, or named by
+AWS_ENDPOINT_URL: it stands in for AWS's https:// one, and its clients have no TLS to choose);
+false for a plain-http AWS endpoint (``use_ssl=False``). A TLS-only policy then refuses what
+it refuses on AWS, and nothing a client of the local endpoint could have sent over TLS.
 
 Every decision is kept (``Authorizer.decisions``) for the least-privilege report.
 """
