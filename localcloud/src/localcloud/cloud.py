@@ -413,7 +413,8 @@ class LocalCloud:
             "account": self.account_id,
             "outputs": self.outputs,
             "functions": self.functions,
-            "endpoint": self._servers[0].url if self._servers else None,
+            # the last served: serve(port) of the user, after the environments' own (process)
+            "endpoint": self._servers[-1].url if self._servers else None,
         }
 
     # --- faults -----------------------------------------------------------------------
