@@ -42,17 +42,17 @@ Resources:
   Other:
     Type: AWS::S3::Bucket
     Properties: {BucketName: creds-other}
-  OtherTlsOnly:
+  AllowedTlsOnly:
     Type: AWS::S3::BucketPolicy
     Properties:
-      Bucket: !Ref Other
+      Bucket: !Ref Allowed
       PolicyDocument:
         Version: "2012-10-17"
         Statement:
           - Effect: Deny
             Principal: "*"
             Action: s3:*
-            Resource: [!GetAtt Other.Arn, !Sub "${Other.Arn}/*"]
+            Resource: [!GetAtt Allowed.Arn, !Sub "${Allowed.Arn}/*"]
             Condition: {Bool: {aws:SecureTransport: "false"}}
   Reader:
     Type: AWS::IAM::Role
@@ -257,11 +257,12 @@ def test_in_process_clients_signed_with_a_session_act_as_it(cloud: LocalCloud) -
 
 def test_the_local_endpoint_stands_in_for_https(cloud: LocalCloud, endpoint: str) -> None:
     """A TLS-only bucket (Deny when aws:SecureTransport is false) answers the clients of the
-    local cloud's own http:// endpoint, in this process or another, as AWS answers its https
-    clients; a plain-http AWS endpoint (``use_ssl=False``) is refused."""
-    for s3 in (client("s3", endpoint=endpoint), remote("s3", endpoint)):
-        assert s3.get_object(Bucket="creds-other", Key="b.txt")["Body"].read() == b"other"
+    local cloud's own http:// endpoint, in this process or another, a role session's too, as
+    AWS answers its https clients; a plain-http AWS endpoint (``use_ssl=False``) is refused."""
+    session = cloud.runtime.authorizer.credentials.issue(READER, "creds-tls")
+    for s3 in (client("s3", endpoint=endpoint), remote("s3", endpoint, session)):
+        assert s3.get_object(Bucket="creds-allowed", Key="a.txt")["Body"].read() == b"allowed"
     plain = boto3.client("s3", region_name="us-east-1", use_ssl=False)
     with pytest.raises(ClientError) as refused:
-        plain.get_object(Bucket="creds-other", Key="b.txt")
+        plain.get_object(Bucket="creds-allowed", Key="a.txt")
     assert "explicit deny in a resource-based policy" in refusal(refused)[1]

@@ -173,18 +173,6 @@ def test_a_healthy_stack_passes_every_check(
     assert lines[-1] == f"stack ingest-local: {len(EVERY_CHECK)} PASS, 0 WARN, 0 FAIL: healthy"
 
 
-def test_a_healthy_stack_passes_through_the_served_endpoint(
-    p: Pipeline, outputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """As after ``ingestctl local up``: doctor's clients call the endpoint the outputs name
-    (http://127.0.0.1:...), which the TLS-only queue and bucket policies answer as https."""
-    served = {**json.loads(outputs.read_text()), "endpoint": p.cloud.serve(port=0).url}
-    (tmp_path / "served.json").write_text(json.dumps(served))
-    code, report = doctor(tmp_path / "served.json", capsys, "--strict")
-    assert_only(report, {})
-    assert code == 0
-
-
 def test_a_disabled_rule_fails(
     p: Pipeline, outputs: Path, undo: Undo, capsys: pytest.CaptureFixture[str]
 ) -> None:

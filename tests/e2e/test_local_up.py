@@ -16,7 +16,8 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.support import ROOT, sample_file, wait_for
+from ingest_tools import cli
+from tests.support import ROOT, cli_json, sample_file, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -112,6 +113,21 @@ def test_local_up_serves_the_pipeline_to_the_aws_cli(
     s3 = session.client("s3", endpoint_url=endpoint)
     out = s3.get_object(Bucket=bucket, Key=item["output_key"]["S"])["Body"].read()
     assert len(out.splitlines()) == 2
+
+
+def test_doctor_passes_against_local_up(
+    served: tuple[Path, dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`ingestctl doctor --outputs` of `local up`, as an operator runs it in another terminal:
+    every check PASSes through the endpoint, the TLS-only queues' and bucket's included."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, "testing")
+    code = cli.main(["doctor", "--json", "--strict", "--outputs", str(served[0])])
+    report = cli_json(capsys)
+    assert [c for c in report["checks"] if c["status"] != "PASS"] == []
+    assert code == 0
 
 
 def test_external_endpoint_suite_passes_against_local_up(
