@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from typing import Any
 
@@ -152,6 +153,11 @@ def test_duplicate_delivered_in_sequence_processes_once(pipeline: Pipeline) -> N
     assert pipeline.versions(pipeline.output_key(key)) == 1
 
 
+@pytest.mark.skipif(
+    os.environ.get("LOCALCLOUD_ENVIRONMENTS") == "process",
+    reason="functions on threads: one environment each; environment processes run concurrent "
+    "calls in several (localcloud/tests/test_function_processes.py)",
+)
 def test_a_function_runs_one_invocation_at_a_time_like_one_environment(
     pipeline: Pipeline,
 ) -> None:
