@@ -101,7 +101,7 @@ UV_QUIET ?= -q
 export UV_PYTHON_DOWNLOADS := never
 export UV_NO_PROGRESS := 1
 
-.PHONY: help bootstrap lint build test unit pytest pytest-express demo bench bench-cold-start iam-report up cost clean distclean
+.PHONY: help bootstrap lint build test unit pytest pytest-express pytest-process demo bench bench-cold-start iam-report up cost clean distclean
 
 help:  ## list targets
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -242,6 +242,14 @@ pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP)  ## the workflow_type tests of te
 	  $(BIN)/pytest -n $(EXPRESS_WORKERS) --dist $(PYTEST_DIST) -m workflow_type $(PYTEST_ARGS) \
 	  tests/e2e tests/statemachine
 
+# The workflow paths once more with every function in environment processes of its own
+# (LOCALCLOUD_ENVIRONMENTS=process: the Lambda runtime's Python and awslambdaric, the function's
+# own variables, credentials and packages: localcloud/environments/), so that mode cannot rot
+# while threads stay the default (it costs about twice the CPU: README, The local cloud).
+pytest-process: $(BYTECODE_STAMP) $(LAMBDA_STAMP)  ## tests/statemachine/test_paths.py with functions in environment processes
+	LOCALCLOUD_ENVIRONMENTS=process $(BIN)/pytest -p no:xdist $(PYTEST_ARGS) \
+	  tests/statemachine/test_paths.py
+
 # Everything runs side by side (-j, -k: every check reports; make exits non-zero when any
 # failed, and --output-sync prints each one's output whole when it ends). Each check waits
 # only for the virtualenv it uses, so the tests start while .venv-checkov is still being
@@ -252,7 +260,7 @@ pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP)  ## the workflow_type tests of te
 # own with `make build BUILD_DIR=...`, deploys the build with sam deploy and uploads to it.)
 test:  ## bootstrap, then lint + whole test suite (sam build included) + EXPRESS pass side by side (what CI runs)
 	@$(MAKE) --no-print-directory --output-sync=target -k -j$(TEST_JOBS) \
-	  pytest pytest-express $(LINT_CHECKS)
+	  pytest pytest-express pytest-process $(LINT_CHECKS)
 
 unit: bootstrap  ## unit tests only
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
