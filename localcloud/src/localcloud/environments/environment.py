@@ -118,18 +118,18 @@ class Environment:
         path = spec.python_path()
         python = Path(spec.runtime_python)
         self._started = time.monotonic()
+        self._function = ""  # its configuration's fork server (see _function_server)
+        self._report: Path | None = None  # where it reports its library imports, if first
         try:
             if spec.fork_server:
-                function = _function_server(spec, env, path)
-                learned = LEARNED.get(function)
+                self._function = _function_server(spec, env, path)
+                learned = LEARNED.get(self._function)
                 if learned is None:  # the first environment reports what it imports
-                    self._report: Path | None = self.tmp.with_suffix(".imports")
+                    self._report = self.tmp.with_suffix(".imports")
                     server = fork_server(python)
                 else:
-                    self._report = None
-                    server = fork_server(python, json.dumps({**json.loads(function),
-                                                             "modules": learned}))  # fmt: skip
-                self._function = function
+                    preload = {**json.loads(self._function), "modules": learned}
+                    server = fork_server(python, json.dumps(preload))
                 self.process: Process = server.launch(
                     spec.handler, env, spec.code_dir, path, self._logs.write_fd, self._report
                 )
@@ -233,7 +233,7 @@ class Environment:
 
     def _learn(self) -> None:
         """What the first environment of its configuration imported, for the next ones."""
-        report, self._report = getattr(self, "_report", None), None
+        report, self._report = self._report, None
         if report is not None:
             with contextlib.suppress(OSError, ValueError):
                 LEARNED[self._function] = json.loads(report.read_text(encoding="utf-8"))
@@ -322,6 +322,8 @@ class Environment:
         self.process.kill()
         self.api.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if self._report is not None:  # a first environment that never finished its init
+            self._report.unlink(missing_ok=True)
 
 
 #: variables that differ between two environments of one configuration (not preloaded with)
