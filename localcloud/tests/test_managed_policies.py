@@ -50,7 +50,7 @@ Resources:
     Properties:
       Runtime: python3.13
       Handler: index.handler
-      InlineCode: |
+      InlineCode: &lists |
         import os, boto3
         def handler(event, context):
             try:
@@ -65,14 +65,7 @@ Resources:
     Properties:
       Runtime: python3.13
       Handler: index.handler
-      InlineCode: |
-        import os, boto3
-        def handler(event, context):
-            try:
-                boto3.client("s3").list_objects_v2(Bucket=os.environ["BUCKET"])
-                return "allowed"
-            except Exception as exc:
-                return type(exc).__name__
+      InlineCode: *lists
       Role: !GetAtt ByAttribute.Arn
       Environment: {Variables: {BUCKET: !Ref Box}}
   Refused:
@@ -80,14 +73,7 @@ Resources:
     Properties:
       Runtime: python3.13
       Handler: index.handler
-      InlineCode: |
-        import os, boto3
-        def handler(event, context):
-            try:
-                boto3.client("s3").list_objects_v2(Bucket=os.environ["BUCKET"])
-                return "allowed"
-            except Exception as exc:
-                return type(exc).__name__
+      InlineCode: *lists
       Role: !GetAtt Without.Arn
       Environment: {Variables: {BUCKET: !Ref Box}}
 """
