@@ -377,3 +377,18 @@ def test_the_command_refuses_a_network_address_before_the_deploy(tmp_path: Path)
     assert done.returncode == 2, done.stderr
     assert "--listen-beyond-loopback" in done.stderr
     assert "deploying" not in done.stderr
+
+
+def test_up_runs_functions_in_environment_processes_where_the_runtime_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``localcloud up``'s default: environment processes where .venv-lambda is installed;
+    ``--environments`` or LOCALCLOUD_ENVIRONMENTS chooses."""
+    from localcloud import cli
+    from localcloud.environments import default_runtime_python
+
+    monkeypatch.delenv("LOCALCLOUD_ENVIRONMENTS", raising=False)
+    assert cli._environments(None) == ("process" if default_runtime_python().exists() else "thread")
+    assert cli._environments("thread") == "thread"
+    monkeypatch.setenv("LOCALCLOUD_ENVIRONMENTS", "thread")
+    assert cli._environments(None) == "thread"

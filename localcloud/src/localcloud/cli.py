@@ -105,6 +105,7 @@ def serve_until_stopped(
         raise UsageError(f"--parameter-overrides: {exc}") from None
     mock_path, mock_config = read_mock_config(getattr(args, "mock_config", None))
     front_lines = front_policy(args)
+    environments = _environments(getattr(args, "environments", None))
     cloud = LocalCloud(
         template,
         stack_name=args.stack_name,
@@ -113,6 +114,7 @@ def serve_until_stopped(
         iam=None if args.iam is None else args.iam == "on",
         mock_config=mock_config,
         console=console,
+        environments=environments,
     )
     print(f"deploying {args.template} into the local cloud ...", file=sys.stderr)
     cloud.start()
@@ -138,6 +140,13 @@ def serve_until_stopped(
             f"  IAM: {'enforced for the stack' if cloud.iam else 'off'}"
             " (the stack's functions, workflows, rules and schedules call with their roles;"
             " clients of this endpoint are the administrator)",
+            "  functions: "
+            + (
+                "in environment processes of their own (the Lambda runtime of .venv-lambda)"
+                if environments == "process"
+                else "on threads of this process"
+                " (--environments process: the Lambda runtime's, after make bootstrap)"
+            ),
             *(banner(described, server.url) if banner else _bucket_hint(cloud, server.url)),
             *_mock_config_hint(mock_path, mock_config),
             *front_lines,
@@ -150,6 +159,18 @@ def serve_until_stopped(
     finally:
         cloud.stop()
     return 0
+
+
+def _environments(chosen: str | None) -> str:
+    """Where ``up``'s functions run: ``--environments``, else LOCALCLOUD_ENVIRONMENTS, else in
+    environment processes where the Lambda runtime is installed (.venv-lambda), else on
+    threads."""
+    from localcloud.environments import default_runtime_python
+
+    chosen = chosen or os.environ.get("LOCALCLOUD_ENVIRONMENTS")
+    if chosen:
+        return chosen
+    return "process" if default_runtime_python().exists() else "thread"
 
 
 def front_policy(args: argparse.Namespace) -> list[str]:
@@ -290,6 +311,13 @@ def add_commands(commands: Any, *, up: Callable[[argparse.Namespace], int]) -> N
         "--iam",
         choices=["on", "off"],
         help="authorize every call as AWS would (default: LOCALCLOUD_IAM, else on)",
+    )
+    serve.add_argument(
+        "--environments",
+        choices=["process", "thread"],
+        help="run each function in environment processes of its own (the Lambda runtime "
+        "of .venv-lambda: its own variables, credentials and packages) or on threads of this "
+        "process (default: LOCALCLOUD_ENVIRONMENTS, else process where .venv-lambda is)",
     )
     serve.set_defaults(func=up)
     report = commands.add_parser(
