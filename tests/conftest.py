@@ -40,10 +40,8 @@ def _environment_of_the_test() -> Iterator[None]:
 # of the per-object workflow. A new module runs in both passes until it is listed here.
 WORKFLOW_INDEPENDENT = {
     # standalone SAM templates of their own, without a WorkflowType parameter
-    "tests/e2e/test_localcloud_distributed_map.py",
     "tests/e2e/test_localcloud_execution_metrics.py",
     "tests/e2e/test_localcloud_express.py",  # its own EXPRESS and STANDARD machines, both passes
-    "tests/e2e/test_localcloud_quotas.py",
     # the app's stack, but only S3 (dal.s3.upload_stream), SQS/DynamoDB calls of its own, or
     # EventBridge's TestEventPattern against the rule's pattern and an empty DLQ's move task
     "tests/e2e/test_s3_upload.py",

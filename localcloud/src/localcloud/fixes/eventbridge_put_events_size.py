@@ -14,7 +14,7 @@ moto 5.2 (events/responses.py ``EventsHandler.put_events``) has no size check at
 check is made here, at the API, so only PutEvents callers see it (moto's own S3 -> EventBridge
 notifications call the backend).
 
-Regression test: tests/e2e/test_localcloud_quotas.py
+Regression test: localcloud/tests/test_quotas.py
 ::test_put_events_refuses_entries_over_the_quota
 """
 
@@ -65,7 +65,7 @@ PATCHES = [
         kind=Kind.FIX,
         reason="PutEvents fails with AWS's ValidationException when its entries total over "
         "1 MB as EventBridge counts them (moto accepts any size).",
-        test="tests/e2e/test_localcloud_quotas.py::test_put_events_refuses_entries_over_the_quota",
+        test="localcloud/tests/test_quotas.py::test_put_events_refuses_entries_over_the_quota",
         build=_build,
         upstream="no moto issue found (searched 2026-11-25): moto events/responses.py "
         "EventsHandler.put_events (LocalStack had the same gap: localstack/localstack#11622)",

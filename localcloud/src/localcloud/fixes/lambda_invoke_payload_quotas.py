@@ -23,7 +23,7 @@ replaces a response whose ``sys.getsizeof`` exceeds 6,000,000 (so a valid 6.1 MB
 fails locally; getmoto/moto#3988, PR #4763). This replaces that method with moto's own
 logic and AWS's three checks; Step Functions' lambda:invoke calls come through it too.
 
-Regression test: tests/e2e/test_localcloud_quotas.py
+Regression test: localcloud/tests/test_quotas.py
 ::test_invoke_refuses_requests_and_responses_over_the_quotas
 """
 
@@ -126,7 +126,7 @@ PATCHES = [
         reason="Invoke refuses requests over 6 MB (synchronous) or 1 MB (Event) with AWS's "
         "413 RequestEntityTooLargeException, and answers Function.ResponseSizeTooLarge for "
         "responses over 6,291,556 bytes (moto: no request quota, responses over 6,000,000).",
-        test="tests/e2e/test_localcloud_quotas.py"
+        test="localcloud/tests/test_quotas.py"
         "::test_invoke_refuses_requests_and_responses_over_the_quotas",
         build=_build,
         upstream="getmoto/moto#3988 (PR #4763 added the response check with "

@@ -15,7 +15,7 @@ JSON, so a 300 KB input starts an execution locally that AWS never starts. Insid
 execution moto already enforces the quota (``States.DataLimitExceeded``, parser/quotas.py).
 moto has no StartSyncExecution, so it accepts no oversized input there either.
 
-Regression test: tests/e2e/test_localcloud_quotas.py
+Regression test: localcloud/tests/test_quotas.py
 ::test_start_execution_refuses_an_input_over_the_quota
 """
 
@@ -59,7 +59,7 @@ PATCHES = [
         kind=Kind.FIX,
         reason="StartExecution refuses an input over 262,144 UTF-8 bytes with AWS's "
         "ValidationException (moto starts the execution).",
-        test="tests/e2e/test_localcloud_quotas.py"
+        test="localcloud/tests/test_quotas.py"
         "::test_start_execution_refuses_an_input_over_the_quota",
         build=_build,
         upstream="no moto issue found (searched 2026-11-25): moto "

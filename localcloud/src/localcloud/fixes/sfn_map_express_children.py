@@ -14,7 +14,7 @@ children then run exactly as STANDARD ones do locally: what differs on AWS (at-l
 delivery, the 5-minute limit, no execution history) is not emulated.
 
 Regression test: a standalone stack with an EXPRESS Distributed Map deploys and runs
-(tests/e2e/test_localcloud_distributed_map.py::test_express_item_processor_deploys_and_runs).
+(localcloud/tests/test_distributed_map.py::test_express_item_processor_deploys_and_runs).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ PATCHES = [
         kind=Kind.FIX,
         reason="A Distributed Map's ProcessorConfig ExecutionType EXPRESS parses, as on AWS "
         "(moto's grammar accepts only STANDARD and CreateStateMachine fails).",
-        test="tests/e2e/test_localcloud_distributed_map.py"
+        test="localcloud/tests/test_distributed_map.py"
         "::test_express_item_processor_deploys_and_runs",
         build=_build,
         upstream="no moto issue found (searched 2026-11-23): moto ASLParser.execution_type "

@@ -33,7 +33,7 @@ once written), and the writer writes them in AWS's layout. Not emulated: PENDING
 starts every child), ``WriterConfig`` (moto's grammar has no such field), child execution
 ARNs of EXPRESS children (given the STANDARD ``execution:`` form).
 
-Regression test: tests/e2e/test_localcloud_distributed_map.py
+Regression test: localcloud/tests/test_distributed_map.py
 ::test_result_writer_writes_each_childs_output_where_the_manifest_points
 """
 
@@ -291,7 +291,7 @@ PATCHES = [
         reason="A Distributed Map's ResultWriter writes SUCCEEDED_n.json/FAILED_n.json with "
         "each child's input/output/error and a manifest listing them, also when the Map Run "
         "fails, as on AWS; moto writes an empty manifest and drops the results.",
-        test="tests/e2e/test_localcloud_distributed_map.py"
+        test="localcloud/tests/test_distributed_map.py"
         "::test_result_writer_writes_each_childs_output_where_the_manifest_points",
         build=_build,
         upstream="no moto issue found (searched 2026-11-23): moto resource_eval_s3.py "

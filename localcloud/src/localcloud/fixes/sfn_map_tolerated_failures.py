@@ -21,7 +21,7 @@ AWS would; AWS may stop starting new children as soon as the threshold is exceed
 more items than MaxConcurrency fewer of them run there), the integer percentage parses, and
 the "no effect" warnings are gone.
 
-Regression tests: tests/e2e/test_localcloud_distributed_map.py
+Regression tests: localcloud/tests/test_distributed_map.py
 (test_a_failed_child_fails_the_map_run_and_the_map_catch_handles_it,
 test_failures_within_the_tolerated_count_let_the_map_succeed).
 """
@@ -194,7 +194,7 @@ PATCHES = [
         reason="A Distributed Map Run fails with States.ExceedToleratedFailureThreshold when "
         "failed children exceed ToleratedFailureCount/Percentage (none set: any failure), as "
         "on AWS; moto always succeeds it. An integer ToleratedFailurePercentage parses.",
-        test="tests/e2e/test_localcloud_distributed_map.py"
+        test="localcloud/tests/test_distributed_map.py"
         "::test_a_failed_child_fails_the_map_run_and_the_map_catch_handles_it",
         build=_build,
         upstream="no moto issue found (searched 2026-11-23): moto map_run_record.py "

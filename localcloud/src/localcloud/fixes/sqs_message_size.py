@@ -21,7 +21,7 @@ counts only the body, in characters: a body of 600,000 "é" (1.2 MB) or a 1 MB b
 100 KB attribute is accepted. The sizes are counted here, at the API (SQSResponse), so
 moto's own deliveries to queues keep their behaviour.
 
-Regression test: tests/e2e/test_localcloud_quotas.py
+Regression test: localcloud/tests/test_quotas.py
 ::test_send_message_counts_utf8_bytes_and_attributes
 """
 
@@ -92,8 +92,7 @@ PATCHES = [
         kind=Kind.FIX,
         reason="SendMessage/SendMessageBatch count a message as its body's UTF-8 bytes plus "
         "its attributes' names, types and values, as SQS does (moto: body characters only).",
-        test="tests/e2e/test_localcloud_quotas.py"
-        "::test_send_message_counts_utf8_bytes_and_attributes",
+        test="localcloud/tests/test_quotas.py::test_send_message_counts_utf8_bytes_and_attributes",
         build=_build,
         upstream="no moto issue found (searched 2026-11-25): moto sqs/models.py "
         "_validate_message and send_message_batch measure len(MessageBody) (LocalStack had "

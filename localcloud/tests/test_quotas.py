@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from ingest_tools.local_pipeline import wait_execution
 from localcloud.cloud import LocalCloud
 
 pytestmark = pytest.mark.e2e
@@ -135,7 +135,21 @@ def run(cloud: LocalCloud, execution_input: dict[str, Any]) -> Any:
         name=uuid.uuid4().hex,
         input=json.dumps(execution_input),
     )["executionArn"]
-    return wait_execution(cloud, arn)
+
+    def ended() -> dict[str, Any] | None:
+        described = sfn.describe_execution(executionArn=arn)
+        return None if described["status"] == "RUNNING" else described
+
+    described = cloud.runtime.wait_until(ended, 20)
+    assert described, f"{arn} did not end in 20 s"
+    output = described.get("output")
+    return SimpleNamespace(
+        status=described["status"],
+        error=described.get("error"),
+        cause=described.get("cause"),
+        output=json.loads(output) if output else None,
+        history=sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"],
+    )
 
 
 def test_a_task_result_over_the_quota_fails_the_task_with_data_limit_exceeded(

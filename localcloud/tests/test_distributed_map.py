@@ -20,7 +20,6 @@ import boto3
 import pytest
 
 from localcloud.cloud import LocalCloud
-from tests.support import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -162,7 +161,8 @@ class Run:
             name=str(uuid.uuid4()),
             input=json.dumps(execution_input),
         )["executionArn"]
-        self.described = wait_for(self._ended, timeout=60, what=f"{self.arn} to end")
+        self.described = cloud.runtime.wait_until(self._ended, 60)
+        assert self.described, f"{self.arn} did not end in 60 s"
         self.output = json.loads(self.described.get("output") or "null")
 
     def _ended(self) -> dict[str, Any] | None:
