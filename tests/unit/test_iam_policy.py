@@ -28,9 +28,9 @@ Sources (each test cites the one it checks):
   case-sensitive ("the IAM user name is case sensitive"; S3 object keys are).
 
 The condition operators and multivalued keys ([OPS], [MULTI], [SETS]) are tested in
-test_iam_policy_conditions.py. The template's own statements are read from template.yaml (by
-Sid), with its intrinsic functions replaced by fixed names, so a change to one of them is
-tested as written.
+localcloud/tests/test_iam_policy_conditions.py. The template's own statements are read from
+template.yaml (by Sid), with its intrinsic functions replaced by fixed names, so a change to
+one of them is tested as written.
 """
 
 from __future__ import annotations
