@@ -63,10 +63,17 @@ def _outcome(code):
 STAGED = """\
 import os
 import time
+import boto3
 import staged  # at init: a library the first environment reports
+LOADED = getattr(getattr(boto3.DEFAULT_SESSION, "_loader", None), "_cache", {})
+S3_DATA_AT_INIT = any(key[:2] == ("load_service_model", "s3") for key in LOADED)
 def stage(event, context):
     time.sleep(event.get("sleep", 0))
-    return {"stage": staged.STAGE, "imported_here": staged.PID == os.getpid()}
+    s3 = boto3.client("s3")  # from the default session
+    own = (s3._request_signer._credentials.access_key == os.environ["AWS_ACCESS_KEY_ID"]
+           and s3.meta.endpoint_url == os.environ["AWS_ENDPOINT_URL"])
+    return {"stage": staged.STAGE, "imported_here": staged.PID == os.getpid(),
+            "s3_data_at_init": S3_DATA_AT_INIT, "own_credentials_and_endpoint": own}
 """
 POINTER = """\
 import jsonpointer
@@ -339,7 +346,8 @@ def test_the_next_environments_start_with_the_libraries_imported_with_their_own_
 
     for function, value in (("Blue", "blue"), ("Green", "green")):
         first = stage(function)
-        assert first == {"stage": value, "imported_here": True}
+        assert first == {"stage": value, "imported_here": True, "s3_data_at_init": False,
+                         "own_credentials_and_endpoint": True}  # fmt: skip
         answers: list[dict[str, Any]] = []
         busy = threading.Thread(target=lambda f=function, a=answers: a.append(stage(f, 1.0)))
         busy.start()  # the warm environment is busy: the next call starts another
@@ -348,3 +356,7 @@ def test_the_next_environments_start_with_the_libraries_imported_with_their_own_
         busy.join(10)
         assert {a["stage"] for a in answers} == {value}
         assert sorted(a["imported_here"] for a in answers) == [False, True]
+        # and the S3 client the first one made is made from SDK data the server loaded, with
+        # the environment's own credentials and endpoint (the preloaded session has none)
+        assert sorted(a["s3_data_at_init"] for a in answers) == [False, True]
+        assert all(a["own_credentials_and_endpoint"] for a in answers)

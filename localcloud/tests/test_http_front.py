@@ -188,6 +188,39 @@ def test_boto3_against_the_served_endpoint_works(port: int) -> None:
     assert sqs.create_queue(QueueName="front-sdk")["QueueUrl"]
 
 
+def test_a_connection_is_kept_for_the_next_request(port: int) -> None:
+    """HTTP/1.1 keep-alive (server.KeepAliveRequestHandler): requests with a body of known
+    length, an ``Expect: 100-continue`` upload among them, share one connection; a chunked
+    body is answered and the connection closed, as werkzeug does."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", "/_localcloud/outputs")
+        first = connection.getresponse()
+        assert first.status == 200 and first.getheader("Connection") is None
+        first.read()
+        kept = connection.sock
+        body = b"x" * 2048
+        connection.request("PUT", "/front-plain/kept", body=body,
+                           headers={"Expect": "100-continue"})  # fmt: skip
+        upload = connection.getresponse()
+        assert upload.status == 200, upload.read()
+        upload.read()
+        connection.request("GET", "/_localcloud/outputs")
+        again = connection.getresponse()
+        assert again.status == 200 and connection.sock is kept
+        again.read()
+        connection.request("PUT", "/front-plain/chunked", body=iter([b"ab", b"cd"]),
+                           encode_chunked=True)  # fmt: skip
+        chunked = connection.getresponse()
+        assert chunked.status == 200 and chunked.getheader("Connection") == "close"
+        chunked.read()
+    finally:
+        connection.close()
+    s3 = s3_client(port)
+    assert s3.get_object(Bucket="front-plain", Key="kept")["Body"].read() == body
+    assert s3.get_object(Bucket="front-plain", Key="chunked")["Body"].read() == b"abcd"
+
+
 def test_a_named_origin_is_answered(named: int) -> None:
     status, headers, _ = call(named, "OPTIONS", "/", {"Origin": EVIL, **PREFLIGHT})
     assert (status, headers["Access-Control-Allow-Origin"]) == (200, EVIL)
@@ -380,15 +413,23 @@ def test_the_command_refuses_a_network_address_before_the_deploy(tmp_path: Path)
 
 
 def test_up_runs_functions_in_environment_processes_where_the_runtime_is(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """``localcloud up``'s default: environment processes where .venv-lambda is installed;
-    ``--environments`` or LOCALCLOUD_ENVIRONMENTS chooses."""
-    from localcloud import cli
-    from localcloud.environments import default_runtime_python
+    """``localcloud up``'s default: environment processes where .venv-lambda is installed,
+    but threads for a template with a durable or tenant-isolated function (a warning says
+    so); ``--environments`` or LOCALCLOUD_ENVIRONMENTS chooses."""
+    from localcloud.cloud import where_template_runs
+    from localcloud.environments import default_runtime_python, where_functions_run
 
+    plain, durable = tmp_path / "plain.yaml", tmp_path / "durable.yaml"
+    function = "Resources:\n  Fn:\n    Type: AWS::Serverless::Function\n    Properties:\n"
+    plain.write_text(function + "      Handler: app.handler\n")
+    durable.write_text(function + "      DurableConfig: {ExecutionTimeout: 60}\n")
     monkeypatch.delenv("LOCALCLOUD_ENVIRONMENTS", raising=False)
-    assert cli._environments(None) == ("process" if default_runtime_python().exists() else "thread")
-    assert cli._environments("thread") == "thread"
+    default = "process" if default_runtime_python().exists() else "thread"
+    assert where_functions_run() == where_template_runs(plain, None) == default
+    assert where_template_runs(durable, None) == "thread"
+    assert where_template_runs(durable, "process") == "process"  # as chosen
+    assert where_functions_run("thread") == where_template_runs(plain, "thread") == "thread"
     monkeypatch.setenv("LOCALCLOUD_ENVIRONMENTS", "thread")
-    assert cli._environments(None) == "thread"
+    assert where_functions_run(None) == where_template_runs(plain, None) == "thread"

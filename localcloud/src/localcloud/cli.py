@@ -97,7 +97,7 @@ def serve_until_stopped(
     from localcloud import gc_tuning
 
     gc_tuning.tune()  # before moto loads: a quarter of the start's CPU otherwise
-    from localcloud.cloud import LocalCloud, parameter_overrides
+    from localcloud.cloud import LocalCloud, parameter_overrides, where_template_runs
 
     try:
         overrides = parameter_overrides(getattr(args, "parameter_overrides", None) or "")
@@ -105,7 +105,7 @@ def serve_until_stopped(
         raise UsageError(f"--parameter-overrides: {exc}") from None
     mock_path, mock_config = read_mock_config(getattr(args, "mock_config", None))
     front_lines = front_policy(args)
-    environments = _environments(getattr(args, "environments", None))
+    environments = where_template_runs(template, getattr(args, "environments", None))
     cloud = LocalCloud(
         template,
         stack_name=args.stack_name,
@@ -159,18 +159,6 @@ def serve_until_stopped(
     finally:
         cloud.stop()
     return 0
-
-
-def _environments(chosen: str | None) -> str:
-    """Where ``up``'s functions run: ``--environments``, else LOCALCLOUD_ENVIRONMENTS, else in
-    environment processes where the Lambda runtime is installed (.venv-lambda), else on
-    threads."""
-    from localcloud.environments import default_runtime_python
-
-    chosen = chosen or os.environ.get("LOCALCLOUD_ENVIRONMENTS")
-    if chosen:
-        return chosen
-    return "process" if default_runtime_python().exists() else "thread"
 
 
 def front_policy(args: argparse.Namespace) -> list[str]:

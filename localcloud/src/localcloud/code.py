@@ -44,8 +44,12 @@ def unpacked(body: bytes) -> Path:
 
 def inline_code_dir(code: str) -> Path:
     """A directory holding ``code`` as ``index.py``, where Lambda puts a Python function's
-    inline code (``InlineCode``, ``Code.ZipFile``: handler ``index.<function>``)."""
-    return _code_dir({"index.py": code.encode()})
+    inline code (``InlineCode``, ``Code.ZipFile``: handler ``index.<function>``), beside the
+    ``cfnresponse`` module Lambda provides to inline code (moto's copy of it)."""
+    from moto.utilities.utils import load_resource_as_str
+
+    cfnresponse = load_resource_as_str("awslambda/resources/cfnresponse.py.txt") + "\n"
+    return _code_dir({"index.py": code.encode(), "cfnresponse.py": cfnresponse.encode()})
 
 
 def code_dir(path: Path) -> Path:

@@ -31,6 +31,7 @@ and SDKs send no ``Origin`` and are not affected.
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import json
 import logging
@@ -39,7 +40,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from moto.moto_server.werkzeug_app import (
@@ -507,6 +508,37 @@ _JSON_MESSAGE = (
 )
 
 
+class KeepAliveRequestHandler(MotoRequestHandler):
+    """moto's request handler with HTTP/1.1 keep-alive. werkzeug's server closes every
+    connection, since it cannot drain a body the application left unread; here a request body
+    of known length is read before the application runs, so the connection stays open for the
+    next request: an SDK's calls reuse one connection instead of a new TCP connection and
+    server thread each (a function environment makes most of its calls this way)."""
+
+    keep = False
+    disable_nagle_algorithm = True  # a response's head and body are sent apart
+
+    def run_wsgi(self) -> None:
+        length = self.headers.get("Content-Length") or "0"
+        self.keep = "Transfer-Encoding" not in self.headers and length.isdigit()
+        if not self.keep:
+            super().run_wsgi()
+            return
+        if self.headers.get("Expect", "").lower().strip(" \t") == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            del self.headers["Expect"]
+        connection = cast(Any, self).rfile
+        self.rfile = io.BytesIO(connection.read(int(length)))
+        try:
+            super().run_wsgi()
+        finally:
+            self.rfile = connection
+
+    def send_header(self, keyword: str, value: str) -> None:
+        if not (self.keep and keyword.lower() == "connection"):  # werkzeug's "close"
+            super().send_header(keyword, value)
+
+
 class LocalCloudServer:
     """``cloud`` served on http://host:port behind a ``Front`` of ``policy`` (default:
     ``default_policy()``); ``start`` raises ValueError for an address beyond loopback that
@@ -532,7 +564,7 @@ class LocalCloudServer:
         signed = SignedRequests(AdminApp(self.cloud, dispatcher), self.cloud.runtime.authorizer)
         app = Front(signed, dispatcher, self.policy.for_bind(self.host))
         self._server = make_server(
-            self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler
+            self.host, self.port, app, threaded=True, request_handler=KeepAliveRequestHandler
         )
         self.port = int(self._server.server_address[1])
         # serve_forever's poll: shutdown() waits for it (the default 0.5 s, at every stop)

@@ -16,11 +16,13 @@ the server answers ``{"pid": N}`` on one line. The child is the leader of a sess
 own (the client kills its process group). Children are reaped by the kernel (SIGCHLD
 ignored). The server exits when the socket closes.
 
-A function's own fork server (``argv[2]``, a JSON object: ``path``, ``env``, ``modules``)
-also imports, once and with that function's variables, the library modules (the runtime's,
-its layers', its requirements') its first environment imported during its init, as reported
-by that environment (a request's ``report``: a file the child writes once its handler is
-loaded). Its children then import only the function's own code (and what was not reported).
+A function's own fork server (``argv[2]``, a JSON object: ``path``, ``env``, ``modules``,
+``services``) also imports, once and with that function's variables, the library modules (the
+runtime's, its layers', its requirements') its first environment imported by the end of its
+first invocation, and loads the SDK data of the services whose clients that environment made
+from the default boto3 session, as reported by it (a request's ``report``: a file the child
+writes before it posts its first result). Its children then import only the function's own
+code (and what was not reported), and their clients are made from data already loaded.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ MAX_REQUEST = 1 << 20
 _RUNTIME_OWN = ("awslambdaric", "runtime_client", "snapshot_restore_py")
 
 
-def _preload(modules: list[str]) -> None:
+def _preload(modules: list[str], services: list[str], region: str | None) -> None:
     import importlib
 
     for name in PRELOADED:
@@ -66,29 +68,58 @@ def _preload(modules: list[str]) -> None:
     for name in modules:  # a function's libraries: one that fails is imported by the child
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+    if services and "boto3" in sys.modules:
+        # the SDK's service data, loaded into the default session the children inherit: a
+        # client made once per service with throwaway credentials and endpoint (the session's
+        # own credentials are never resolved here; the children resolve them from their own
+        # variables)
+        boto3 = sys.modules["boto3"]
+        boto3.setup_default_session()
+        for service in services:
+            with contextlib.suppress(Exception):
+                boto3.DEFAULT_SESSION.client(
+                    service, region_name=region, endpoint_url="http://localhost",
+                    aws_access_key_id="preload", aws_secret_access_key="preload",  # noqa: S106
+                )  # fmt: skip
 
 
 def _report_libraries(path: str, code_dir: str) -> None:
-    """Once the handler is loaded (the init's imports done), write the modules it imported
-    from outside the function's own code, in import order, to ``path``."""
+    """When the first invocation's result is posted (the init's and that invocation's
+    imports done), write to ``path`` the modules imported from outside the function's own
+    code, in import order, and the services whose SDK data the default boto3 session loaded."""
     from pathlib import Path
 
-    from awslambdaric import bootstrap  # type: ignore[import-not-found]
+    from awslambdaric.lambda_runtime_client import (  # type: ignore[import-not-found]
+        BaseLambdaRuntimeClient as Client,
+    )
 
     loaded = set(sys.modules)
-    get_handler = bootstrap._get_handler
+    posts = {name: getattr(Client, name) for name in ("post_invocation_result",
+                                                      "post_invocation_error")}  # fmt: skip
 
-    def reporting(handler: str) -> object:
-        found = get_handler(handler)
+    def report() -> None:
+        for name, post in posts.items():
+            setattr(Client, name, post)
         libraries = [name for name, module in list(sys.modules.items()) if name not in loaded
                      and not name.startswith(_RUNTIME_OWN)
                      and not str(getattr(module, "__file__", None) or code_dir).startswith(
                          code_dir)]  # fmt: skip
+        session = getattr(sys.modules.get("boto3"), "DEFAULT_SESSION", None)
+        cache = getattr(getattr(session, "_loader", None), "_cache", {})
+        services = sorted({key[1] for key in cache if key[0] == "load_service_model"})
         with contextlib.suppress(OSError):
-            Path(path).write_text(json.dumps(libraries), encoding="utf-8")
-        return found
+            Path(path).write_text(json.dumps({"modules": libraries, "services": services}),
+                                  encoding="utf-8")  # fmt: skip
 
-    bootstrap._get_handler = reporting
+    def reporting(name: str) -> object:
+        def post(*args: object, **kwargs: object) -> object:
+            report()
+            return posts[name](*args, **kwargs)
+
+        return post
+
+    for name in posts:
+        setattr(Client, name, reporting(name))
 
 
 def _child(request: dict[str, object], log_fd: int, server: socket.socket) -> None:
@@ -155,7 +186,8 @@ def main() -> None:
     function = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     os.environ.update({str(k): str(v) for k, v in function.get("env", {}).items()})
     sys.path[:0] = function.get("path", [])
-    _preload(function.get("modules", []))
+    _preload(function.get("modules", []), function.get("services", []),
+             function.get("env", {}).get("AWS_REGION"))  # fmt: skip
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         sys.exit("a preloaded module started a thread: a fork would lose it")

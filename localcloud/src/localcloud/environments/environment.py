@@ -128,7 +128,7 @@ class Environment:
                     self._report = self.tmp.with_suffix(".imports")
                     server = fork_server(python)
                 else:
-                    preload = {**json.loads(self._function), "modules": learned}
+                    preload = {**json.loads(self._function), **learned}
                     server = fork_server(python, json.dumps(preload))
                 self.process: Process = server.launch(
                     spec.handler, env, spec.code_dir, path, self._logs.write_fd, self._report

@@ -116,8 +116,9 @@ class ForkServer:
 
 _servers: dict[tuple[Path, str], ForkServer] = {}
 _servers_lock = threading.Lock()
-#: the library modules each function configuration's first environment imported at init
-LEARNED: dict[str, list[str]] = {}
+#: what each function configuration's first environment imported (``modules``) and the
+#: services whose SDK data its default boto3 session loaded (``services``), by its first result
+LEARNED: dict[str, dict[str, list[str]]] = {}
 _FAILED: set[str] = set()
 #: function fork servers kept (the least recently used is ended past it)
 MAX_FUNCTION_SERVERS = 24

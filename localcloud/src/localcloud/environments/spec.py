@@ -3,6 +3,7 @@ and the throttle (:class:`TooManyRequests`)."""
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 import time
@@ -10,7 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["RUNTIME", "Result", "Spec", "TooManyRequests", "default_runtime_python"]
+__all__ = [
+    "RUNTIME",
+    "Result",
+    "Spec",
+    "TooManyRequests",
+    "default_runtime_python",
+    "where_functions_run",
+]
 
 #: the Lambda runtime the environments are: its Python and awslambdaric (pyproject.toml's
 #: ``lambda-runtime`` group, installed into .venv-lambda by ``make bootstrap``)
@@ -26,6 +34,15 @@ def default_runtime_python() -> Path:
         if candidate.exists():
             return candidate
     return Path.cwd() / ".venv-lambda" / "bin" / "python"
+
+
+def where_functions_run(chosen: str | None = None) -> str:
+    """``"process"`` or ``"thread"``: ``chosen``, else LOCALCLOUD_ENVIRONMENTS, else environment
+    processes where the Lambda runtime is installed (.venv-lambda), else threads."""
+    chosen = chosen or os.environ.get("LOCALCLOUD_ENVIRONMENTS")
+    if chosen:
+        return chosen
+    return "process" if default_runtime_python().exists() else "thread"
 
 
 def _log_stream() -> str:

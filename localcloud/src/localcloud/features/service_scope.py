@@ -34,7 +34,8 @@ query and XML protocols. Three places, each the one path of its kind:
   Kinesis, ECS, ...) fails as its service refuses the call (``NO_PERMISSIONS``, retried
   and dead-lettered as any failed delivery), where moto ignores it;
 * ``refuse-requests-outside-the-scope``: the HTTP endpoint's requests, by the service of
-  their SigV4 credential scope, answered in the service's protocol.
+  their SigV4 credential scope, answered in the service's protocol, naming who signed them
+  (a role session, such as a function environment's, or the administrator).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 import botocore.session
 from botocore.client import BaseClient
@@ -374,25 +375,46 @@ def _models(signing_name: str) -> tuple[Any, ...]:
     return tuple(found)
 
 
-def _rest_operation(models: tuple[Any, ...], method: str, path: str) -> tuple[Any, str] | None:
-    best: tuple[int, Any, str] | None = None
+def _uri_pattern(uri: str) -> tuple[str, list[str]]:
+    """A regex of an operation's requestUri (its labels as groups ``g0``, ``g1``, ...: a
+    ``{name+}`` label spans slashes) and the labels' names."""
+    parts, pattern = re.split(r"\{([^}]+)\}", uri), ""
+    names: list[str] = []
+    for index, part in enumerate(parts):
+        if index % 2 == 0:
+            pattern += re.escape(part)
+        else:
+            pattern += f"(?P<g{len(names)}>{'.+' if part.endswith('+') else '[^/]+'})"
+            names.append(part.rstrip("+"))
+    return pattern.rstrip("/") + "/?", names
+
+
+def _rest_operation(
+    models: tuple[Any, ...], method: str, path: str
+) -> tuple[Any, str, dict[str, str]] | None:
+    """The model and operation whose requestUri ``path`` matches best, with its path labels."""
+    best: tuple[int, Any, str, dict[str, str]] | None = None
     for model in models:
         for name in model.operation_names:
             http = model.operation_model(name).http
             uri = str(http.get("requestUri", "/")).split("?", 1)[0]
             if http.get("method") != method:
                 continue
-            pattern = re.sub(r"\\\{[^}]+?\\\}", "[^/]+", re.escape(uri).replace(r"\+\}", r"\}"))
-            pattern = pattern.replace("[^/]+", ".+") if "+}" in uri else pattern
-            if re.fullmatch(pattern.rstrip("/") + "/?", path):
+            pattern, labels = _uri_pattern(uri)
+            found = re.fullmatch(pattern, path)
+            if found:
                 score = len(re.sub(r"\{[^}]+\}", "", uri))
                 if best is None or score > best[0]:
-                    best = (score, model, name)
-    return (best[1], best[2]) if best else None
+                    values = {label: unquote(found[f"g{i}"]) for i, label in enumerate(labels)}
+                    best = (score, model, name, values)
+    return best[1:] if best else None
 
 
-def _identify(environ: dict[str, Any]) -> tuple[Any, str, str] | None:  # noqa: PLR0911
-    """(service model, operation, region) of a request outside the scope, else None."""
+def _identify(  # noqa: PLR0911
+    environ: dict[str, Any],
+) -> tuple[Any, str, str, dict[str, str]] | None:
+    """(service model, operation, region, its path labels) of a request outside the scope,
+    else None."""
     found = _CREDENTIAL.search(environ.get("HTTP_AUTHORIZATION", ""))
     if not found:
         return None
@@ -406,7 +428,7 @@ def _identify(environ: dict[str, Any]) -> tuple[Any, str, str] | None:  # noqa: 
     if target:
         prefix, _, operation = target.rpartition(".")
         model = next((m for m in models if m.metadata.get("targetPrefix") == prefix), models[0])
-        return (model, operation, region) if not in_scope(signing_name, operation) else None
+        return (model, operation, region, {}) if not in_scope(signing_name, operation) else None
     if str(environ.get("CONTENT_TYPE", "")).startswith("application/x-www-form-urlencoded"):
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length).decode() if length else ""
@@ -416,7 +438,7 @@ def _identify(environ: dict[str, Any]) -> tuple[Any, str, str] | None:  # noqa: 
             model = next(
                 (m for m in models if m.metadata["protocol"] in ("query", "ec2")), models[0]
             )
-            return model, operation, region
+            return model, operation, region, {}
         import io
 
         environ["wsgi.input"] = io.BytesIO(body.encode())  # in the scope: moto reads it
@@ -426,7 +448,7 @@ def _identify(environ: dict[str, Any]) -> tuple[Any, str, str] | None:  # noqa: 
     )
     if match is None or in_scope(signing_name, match[1]):
         return None
-    return match[0], match[1], region
+    return match[0], match[1], region, match[2]
 
 
 def _body(protocol: str, code: str, message: str, request_id: str) -> tuple[str, str]:
@@ -457,9 +479,9 @@ def _build_http_requests(rt: Runtime) -> Targets:
         found = _identify(environ)
         if found is None:
             return call(self, environ, start_response)
-        model, operation, region = found
+        model, operation, region, params = found
         code, status, message = refusal(
-            model, operation, {}, rt.authorizer.administrator, region, rt.authorizer.account
+            model, operation, params, rt.authorizer.administrator, region, rt.authorizer.account
         )
         request_id = str(uuid.uuid4())
         content_type, body = _body(model.metadata.get("protocol", ""), code, message, request_id)
