@@ -130,6 +130,37 @@ def test_each_function_sees_its_own_variables(code: Path) -> None:
     assert "/[$LATEST]" in a["stream"]
 
 
+SDK_PROBE = """\
+import sys
+PRELOADED = "botocore" in sys.modules  # before the function's own import
+import boto3
+def handler(event, context):
+    return {"preloaded": PRELOADED, "boto3": boto3.__file__}
+"""
+
+
+def test_a_first_environment_has_the_runtimes_sdk_unless_it_brings_its_own(
+    tmp_path: Path,
+) -> None:
+    """The first environment of a configuration is forked from a server that imported the
+    runtime's boto3, unless the function's path has a boto3 or botocore of its own: then its
+    own is the one it imports, as on Lambda (the task root comes first)."""
+    runtime, own = tmp_path / "runtime", tmp_path / "own"
+    for code in (runtime, own):
+        code.mkdir()
+        (code / "app.py").write_text(SDK_PROBE)
+    (own / "boto3").mkdir()
+    (own / "boto3" / "__init__.py").write_text("")
+    with (
+        EnvironmentPool(spec(runtime, "app.handler", name="RuntimeSdk")) as first,
+        EnvironmentPool(spec(own, "app.handler", name="OwnSdk")) as second,
+    ):
+        a = json.loads(first.invoke(b"{}").payload)
+        b = json.loads(second.invoke(b"{}").payload)
+    assert a["preloaded"] is True and ".venv-lambda" in a["boto3"]
+    assert b == {"preloaded": False, "boto3": str(own / "boto3" / "__init__.py")}
+
+
 def test_a_missing_module_is_lambdas_import_module_error(code: Path) -> None:
     with EnvironmentPool(spec(code, "missing.handler")) as pool:
         result = pool.invoke(b"{}")

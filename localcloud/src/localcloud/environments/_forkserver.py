@@ -60,11 +60,18 @@ MAX_REQUEST = 1 << 20
 _RUNTIME_OWN = ("awslambdaric", "runtime_client", "snapshot_restore_py")
 
 
+#: the modules of the runtime's start (PRELOADED's closure): a first environment reports what
+#: it imported beyond them, whatever its server preloaded
+BASE: frozenset[str] = frozenset()
+
+
 def _preload(modules: list[str], services: list[str], region: str | None) -> None:
     import importlib
 
+    global BASE  # noqa: PLW0603 - set once, before the first fork
     for name in PRELOADED:
         importlib.import_module(name)
+    BASE = frozenset(sys.modules)
     for name in modules:  # a function's libraries: one that fails is imported by the child
         with contextlib.suppress(Exception):
             importlib.import_module(name)
@@ -85,15 +92,16 @@ def _preload(modules: list[str], services: list[str], region: str | None) -> Non
 
 def _report_libraries(path: str, code_dir: str) -> None:
     """When the first invocation's result is posted (the init's and that invocation's
-    imports done), write to ``path`` the modules imported from outside the function's own
-    code, in import order, and the services whose SDK data the default boto3 session loaded."""
+    imports done), write to ``path`` the modules imported beyond the runtime's start (``BASE``,
+    those its server preloaded included) from outside the function's own code, in import
+    order, and the services whose SDK data the default boto3 session loaded."""
     from pathlib import Path
 
     from awslambdaric.lambda_runtime_client import (  # type: ignore[import-not-found]
         BaseLambdaRuntimeClient as Client,
     )
 
-    loaded = set(sys.modules)
+    loaded = BASE
     posts = {name: getattr(Client, name) for name in ("post_invocation_result",
                                                       "post_invocation_error")}  # fmt: skip
 

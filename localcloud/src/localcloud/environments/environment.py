@@ -126,7 +126,7 @@ class Environment:
                 learned = LEARNED.get(self._function)
                 if learned is None:  # the first environment reports what it imports
                     self._report = self.tmp.with_suffix(".imports")
-                    server = fork_server(python)
+                    server = fork_server(python, "" if _own_sdk(path) else RUNTIME_SDK)
                 else:
                     preload = {**json.loads(self._function), **learned}
                     server = fork_server(python, json.dumps(preload))
@@ -331,6 +331,15 @@ _PER_ENVIRONMENT = frozenset({
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
     "AWS_LAMBDA_LOG_STREAM_NAME", "AWS_LAMBDA_RUNTIME_API", "TMPDIR",
 })  # fmt: skip
+
+
+#: the fork server of a configuration's first environment: the runtime's SDK imported (boto3
+#: reads no variable when imported), unless the function brings a boto3 or botocore of its own
+RUNTIME_SDK = json.dumps({"modules": ["boto3"]})
+
+
+def _own_sdk(path: list[str]) -> bool:
+    return any((Path(p) / name).is_dir() for p in path for name in ("boto3", "botocore"))
 
 
 def _function_server(spec: Spec, env: dict[str, str], path: list[str]) -> str:
