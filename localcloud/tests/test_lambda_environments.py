@@ -131,10 +131,11 @@ def test_each_function_sees_its_own_variables(code: Path) -> None:
 
 
 SDK_PROBE = """\
-import sys
-PRELOADED = "botocore" in sys.modules  # before the function's own import
+import sys, time
+PRELOADED = "boto3" in sys.modules  # before the function's own import
 import boto3
 def handler(event, context):
+    time.sleep(event.get("sleep", 0))
     return {"preloaded": PRELOADED, "boto3": boto3.__file__}
 """
 
@@ -144,7 +145,8 @@ def test_a_first_environment_has_the_runtimes_sdk_unless_it_brings_its_own(
 ) -> None:
     """The first environment of a configuration is forked from a server that imported the
     runtime's boto3, unless the function's path has a boto3 or botocore of its own: then its
-    own is the one it imports, as on Lambda (the task root comes first)."""
+    own is the one it imports, as on Lambda (the task root comes first); so are the next ones
+    (forked from the configuration's server)."""
     runtime, own = tmp_path / "runtime", tmp_path / "own"
     for code in (runtime, own):
         code.mkdir()
@@ -157,8 +159,14 @@ def test_a_first_environment_has_the_runtimes_sdk_unless_it_brings_its_own(
     ):
         a = json.loads(first.invoke(b"{}").payload)
         b = json.loads(second.invoke(b"{}").payload)
+        busy = threading.Thread(target=second.invoke, args=(b'{"sleep": 1}',))
+        busy.start()  # the warm environment is busy: the next invocation starts another
+        time.sleep(0.3)
+        c = json.loads(second.invoke(b"{}").payload)
+        busy.join(10)
     assert a["preloaded"] is True and ".venv-lambda" in a["boto3"]
     assert b == {"preloaded": False, "boto3": str(own / "boto3" / "__init__.py")}
+    assert c == b  # its own code is never preloaded, nor the runtime's boto3 before it
 
 
 def test_a_missing_module_is_lambdas_import_module_error(code: Path) -> None:

@@ -34,6 +34,7 @@ import os
 import signal
 import socket
 import sys
+from typing import Any
 
 PRELOADED = (
     # awslambdaric's bootstrap and what it imports at start
@@ -65,13 +66,18 @@ _RUNTIME_OWN = ("awslambdaric", "runtime_client", "snapshot_restore_py")
 BASE: frozenset[str] = frozenset()
 
 
-def _preload(modules: list[str], services: list[str], region: str | None) -> None:
+def _start() -> None:
     import importlib
 
     global BASE  # noqa: PLW0603 - set once, before the first fork
     for name in PRELOADED:
         importlib.import_module(name)
     BASE = frozenset(sys.modules)
+
+
+def _preload(modules: list[str], services: list[str], region: str | None) -> None:
+    import importlib
+
     for name in modules:  # a function's libraries: one that fails is imported by the child
         with contextlib.suppress(Exception):
             importlib.import_module(name)
@@ -179,19 +185,19 @@ def serve(sock: socket.socket, base_path: list[str]) -> None:
         if not data:
             return
         request = json.loads(data)
-        request["path"] = [*request["path"], *base_path]
         pid = os.fork()
-        if pid == 0:
+        if pid == 0 and "server" in request:
+            _server_child(request["server"], fds[0], sock, base_path)
+        elif pid == 0:
+            request["path"] = [*request["path"], *base_path]
             _child(request, fds[0], sock)
         for fd in fds:
             os.close(fd)
         sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
 
 
-def main() -> None:
-    sock = socket.socket(fileno=int(sys.argv[1]))
-    base_path = list(sys.path)
-    function = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+def _configure(function: dict[str, Any]) -> None:
+    """Become the fork server of a function configuration (or of the runtime: ``{}``)."""
     os.environ.update({str(k): str(v) for k, v in function.get("env", {}).items()})
     sys.path[:0] = function.get("path", [])
     _preload(function.get("modules", []), function.get("services", []),
@@ -200,6 +206,31 @@ def main() -> None:
     if threading is not None and threading.active_count() > 1:
         sys.exit("a preloaded module started a thread: a fork would lose it")
     gc.freeze()  # what every child shares: never gone over by a child's collections
+
+
+def _server_child(function: dict[str, Any], fd: int, parent: socket.socket,
+                  base_path: list[str]) -> None:  # fmt: skip
+    """In a forked child: the fork server of a configuration, on the socket ``fd``, made from
+    this server's imports (a request's ``server``: the configuration, as ``argv[2]``)."""
+    code = 1
+    try:
+        parent.close()
+        sock = socket.socket(fileno=fd)
+        _configure(function)
+        sock.sendall(b'{"ready": true}\n')
+        serve(sock, base_path)
+        code = 0
+    except SystemExit as exit_:  # a preloaded module started a thread: the client falls back
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        os._exit(code)
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    base_path = list(sys.path)
+    _start()
+    _configure(json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
     sock.sendall(b'{"ready": true}\n')
     serve(sock, base_path)
 

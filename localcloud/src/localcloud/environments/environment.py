@@ -129,7 +129,8 @@ class Environment:
                     server = fork_server(python, "" if _own_sdk(path) else RUNTIME_SDK)
                 else:
                     preload = {**json.loads(self._function), **learned}
-                    server = fork_server(python, json.dumps(preload))
+                    origin = None if _own_sdk(path) else RUNTIME_SDK  # it has boto3 imported
+                    server = fork_server(python, json.dumps(preload), origin)
                 self.process: Process = server.launch(
                     spec.handler, env, spec.code_dir, path, self._logs.write_fd, self._report
                 )

@@ -68,28 +68,42 @@ class ForkServer:
     """The fork server of one runtime Python (``_forkserver.py``), or of one function
     configuration (``function``: the path, variables and library modules it preloads)."""
 
-    def __init__(self, python: Path, function: str = "") -> None:
+    def __init__(self, python: Path, function: str = "", origin: ForkServer | None = None) -> None:
+        """A new Python, or forked from ``origin`` (a server whose imports it shares)."""
         self.python = python
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock = ours
         self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
         with theirs:
-            self._proc = subprocess.Popen(  # noqa: S603 - the runtime's Python, our script
-                [
-                    str(python),
-                    "-I",
-                    str(_SERVER_SCRIPT),
-                    str(theirs.fileno()),
-                    *([function] if function else []),
-                ],
-                pass_fds=(theirs.fileno(),),
-                env=_runtime_env(python),
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+            if origin is not None:
+                self._pid = origin._request({"server": json.loads(function)}, theirs.fileno())
+            else:
+                self._proc = subprocess.Popen(  # noqa: S603 - the runtime's Python, our script
+                    [
+                        str(python),
+                        "-I",
+                        str(_SERVER_SCRIPT),
+                        str(theirs.fileno()),
+                        *([function] if function else []),
+                    ],
+                    pass_fds=(theirs.fileno(),),
+                    env=_runtime_env(python),
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+                self._pid = self._proc.pid
         ready = self._sock.recv(4096)
         if not ready:
             raise RuntimeError(f"the fork server of {python} did not start")
+
+    def _request(self, request: dict[str, object], fd: int) -> int:
+        with self._lock:
+            socket.send_fds(self._sock, [json.dumps(request).encode()], [fd])
+            answer = self._sock.recv(4096)
+        if not answer:
+            raise RuntimeError("the fork server ended")
+        return int(json.loads(answer)["pid"])
 
     def launch(  # noqa: PLR0917 - the environment's parts
         self, handler: str, env: Mapping[str, str], cwd: Path, path: Sequence[str], log_fd: int,
@@ -99,19 +113,21 @@ class ForkServer:
         imported (see _forkserver.py)."""
         request = {"handler": handler, "env": dict(env), "cwd": str(cwd), "path": list(path),
                    "report": str(report or "")}  # fmt: skip
-        with self._lock:
-            socket.send_fds(self._sock, [json.dumps(request).encode()], [log_fd])
-            answer = self._sock.recv(4096)
-        if not answer:
-            raise RuntimeError("the fork server ended")
-        return Process(int(json.loads(answer)["pid"]))
+        return Process(self._request(request, log_fd))
 
     def alive(self) -> bool:
-        return self._proc.poll() is None
+        if self._proc is not None:
+            return self._proc.poll() is None
+        try:
+            os.kill(self._pid, 0)  # a forked server is reaped by its origin when it ends
+        except OSError:
+            return False
+        return True
 
     def close(self) -> None:
         self._sock.close()
-        self._proc.wait(timeout=5)
+        if self._proc is not None:
+            self._proc.wait(timeout=5)
 
 
 _servers: dict[tuple[Path, str], ForkServer] = {}
@@ -124,16 +140,18 @@ _FAILED: set[str] = set()
 MAX_FUNCTION_SERVERS = 24
 
 
-def fork_server(python: Path, function: str = "") -> ForkServer:
+def fork_server(python: Path, function: str = "", origin: str | None = None) -> ForkServer:
     """The fork server of this runtime Python, or of a function configuration (a JSON
-    object: see _forkserver.py), started once and restarted if it ended; a function's that
-    cannot start (a preloaded module started a thread) falls back to the runtime's."""
+    object: see _forkserver.py), started once and restarted if it ended (forked from the
+    ``origin`` configuration's server when given); a function's that cannot start (a
+    preloaded module started a thread) falls back to the runtime's."""
+    source = fork_server(python, origin) if origin is not None and function else None
     with _servers_lock:
         key = (python, "" if function in _FAILED else function)
         server = _servers.pop(key, None)  # re-inserted last: the most recently used
         if server is None or not server.alive():
             try:
-                server = ForkServer(*key)
+                server = ForkServer(*key, origin=source if key[1] else None)
             except RuntimeError:
                 if not key[1]:
                     raise
