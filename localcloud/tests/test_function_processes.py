@@ -81,6 +81,16 @@ def pointer(event, context):
     return {"resolved": jsonpointer.resolve_pointer({"a": [1, 2]}, "/a/1"),
             "from": jsonpointer.__file__}
 """
+DURABLE = """\
+from aws_durable_execution_sdk_python import durable_execution
+from aws_durable_execution_sdk_python.config import Duration
+@durable_execution
+def handler(event, context):
+    print("invocation")
+    first = context.step(lambda _: event["n"] + 1, name="one")
+    context.wait(Duration.from_seconds(600), name="pause")
+    return {"first": first, "second": context.step(lambda _: first * 10, name="two")}
+"""
 TEMPLATE = """\
 AWSTemplateFormatVersion: "2010-09-09"
 Transform: AWS::Serverless-2016-10-31
@@ -141,6 +151,13 @@ Resources:
     Properties:
       Handler: index.slow
       ReservedConcurrentExecutions: 1
+  Durable:  # its SDK (3.x, as sam build installs it) calls the durable APIs at the endpoint
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: durable/
+      Handler: index.handler
+      Timeout: 30
+      DurableConfig: {ExecutionTimeout: 900}
   Fan:
     Type: AWS::Serverless::StateMachine
     Properties:
@@ -193,6 +210,11 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
         (template.parent / name).mkdir()
         (template.parent / name / "index.py").write_text(POINTER)
     (template.parent / "needs" / "requirements.txt").write_text("jsonpointer==3.12\n")
+    (template.parent / "durable").mkdir()
+    (template.parent / "durable" / "index.py").write_text(DURABLE)
+    (template.parent / "durable" / "requirements.txt").write_text(
+        "aws-durable-execution-sdk-python==3.0.0\n"
+    )
     (template.parent / "staged").mkdir()
     (template.parent / "staged" / "index.py").write_text(STAGED)
     (template.parent / "shared" / "python").mkdir(parents=True)
@@ -360,3 +382,22 @@ def test_the_next_environments_start_with_the_libraries_imported_with_their_own_
         # the environment's own credentials and endpoint (the preloaded session has none)
         assert sorted(a["s3_data_at_init"] for a in answers) == [False, True]
         assert all(a["own_credentials_and_endpoint"] for a in answers)
+
+
+def test_a_durable_function_runs_its_execution_in_environments(cloud: LocalCloud) -> None:
+    """A durable function's execution invokes it in its environments: the first invocation
+    runs step one and suspends on the wait (virtual clock), the replay skips it; the SDK's
+    checkpoints reach the served endpoint with the function's credentials, and it reads the
+    execution's input from the EXECUTION operation (whose id ends the execution's ARN)."""
+    name = cloud.functions["Durable"]
+    before = cloud.invocation_count(name)
+    reply = boto3.client("lambda").invoke(
+        FunctionName=f"{name}:$LATEST", Payload=json.dumps({"n": 4})
+    )
+    assert "FunctionError" not in reply, reply["Payload"].read()
+    assert json.loads(reply["Payload"].read()) == {"first": 5, "second": 50}
+    assert cloud.invocation_count(name) - before == 2  # suspended on the wait, then replayed
+    described = boto3.client("lambda").get_durable_execution(
+        DurableExecutionArn=reply["DurableExecutionArn"]
+    )
+    assert described["Status"] == "SUCCEEDED"

@@ -413,23 +413,14 @@ def test_the_command_refuses_a_network_address_before_the_deploy(tmp_path: Path)
 
 
 def test_up_runs_functions_in_environment_processes_where_the_runtime_is(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``localcloud up``'s default: environment processes where .venv-lambda is installed,
-    but threads for a template with a durable or tenant-isolated function (a warning says
-    so); ``--environments`` or LOCALCLOUD_ENVIRONMENTS chooses."""
-    from localcloud.cloud import where_template_runs
+    """``localcloud up``'s default: environment processes where .venv-lambda is installed;
+    ``--environments`` or LOCALCLOUD_ENVIRONMENTS chooses."""
     from localcloud.environments import default_runtime_python, where_functions_run
 
-    plain, durable = tmp_path / "plain.yaml", tmp_path / "durable.yaml"
-    function = "Resources:\n  Fn:\n    Type: AWS::Serverless::Function\n    Properties:\n"
-    plain.write_text(function + "      Handler: app.handler\n")
-    durable.write_text(function + "      DurableConfig: {ExecutionTimeout: 60}\n")
     monkeypatch.delenv("LOCALCLOUD_ENVIRONMENTS", raising=False)
-    default = "process" if default_runtime_python().exists() else "thread"
-    assert where_functions_run() == where_template_runs(plain, None) == default
-    assert where_template_runs(durable, None) == "thread"
-    assert where_template_runs(durable, "process") == "process"  # as chosen
-    assert where_functions_run("thread") == where_template_runs(plain, "thread") == "thread"
+    assert where_functions_run() == ("process" if default_runtime_python().exists() else "thread")
+    assert where_functions_run("thread") == "thread"
     monkeypatch.setenv("LOCALCLOUD_ENVIRONMENTS", "thread")
-    assert where_functions_run(None) == where_template_runs(plain, None) == "thread"
+    assert where_functions_run(None) == "thread"

@@ -99,6 +99,9 @@ def test_a_wait_is_replayed_and_steps_run_once(cloud: LocalCloud) -> None:
         ("StepSucceeded", "two"),
         ("ExecutionSucceeded", arn.split("/")[-2]),
     ]
+    # the EXECUTION operation's id is the one the ARN ends with (SDK 3 finds its input so)
+    events = boto3.client("lambda").get_durable_execution_history(DurableExecutionArn=arn)
+    assert events["Events"][0]["Id"] == arn.split("/")[-1]
     described = boto3.client("lambda").get_durable_execution(DurableExecutionArn=arn)
     assert described["Status"] == "SUCCEEDED"
     assert json.loads(described["Result"]) == answer

@@ -1,7 +1,9 @@
 """Lambda tenant isolation mode as Lambda runs it (features/lambda_tenancy.py): a function
 with TenancyConfig PER_TENANT runs each tenant in an environment of its own (module state is
 never shared between tenants, and is kept for one tenant), the handler reads context.tenant_id,
-and an Invoke without TenantId is refused, synchronous or asynchronous."""
+and an Invoke without TenantId is refused, synchronous or asynchronous. Wherever functions
+run: on threads of the cloud, or in environment processes (a pool per tenant,
+features/lambda_processes.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
+from localcloud.environments import default_runtime_python
 from localcloud.features.lambda_async import async_invocations
 
 pytestmark = [pytest.mark.e2e]
@@ -22,9 +25,20 @@ pytestmark = [pytest.mark.e2e]
 TEMPLATE = Path(__file__).parent / "templates" / "lambda_tenancy" / "template.yaml"
 
 
-@pytest.fixture(scope="module")
-def cloud() -> Iterator[LocalCloud]:
-    with LocalCloud(TEMPLATE, stack_name="lambda-tenancy") as running:
+@pytest.fixture(
+    scope="module",
+    params=[
+        "thread",
+        pytest.param(
+            "process",
+            marks=pytest.mark.skipif(
+                not default_runtime_python().exists(), reason="no .venv-lambda (make bootstrap)"
+            ),
+        ),
+    ],
+)
+def cloud(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
+    with LocalCloud(TEMPLATE, stack_name="lambda-tenancy", environments=request.param) as running:
         yield running
 
 

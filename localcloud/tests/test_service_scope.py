@@ -1,7 +1,9 @@
 """A call to a service outside the local cloud's scope fails as AWS fails a caller without
 access to it, naming the service (features/service_scope.py): from a function, from a state
 machine's task (optimized and aws-sdk integrations, caught by a Catch), from the test
-process and from the HTTP endpoint's clients (both the administrator)."""
+process and from the HTTP endpoint's clients (both the administrator). A function's call names
+its role wherever the function runs: on a thread of the cloud, or in an environment process,
+whose call reaches the HTTP endpoint signed with its role session's credentials."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
+from localcloud.environments import default_runtime_python
 
 pytestmark = [pytest.mark.e2e]
 
@@ -80,8 +83,21 @@ def _machine(name: str, definition: dict[str, Any]) -> str:
 """
 
 
-@pytest.fixture(scope="module")
-def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
+@pytest.fixture(
+    scope="module",
+    params=[
+        "thread",
+        pytest.param(
+            "process",
+            marks=pytest.mark.skipif(
+                not default_runtime_python().exists(), reason="no .venv-lambda (make bootstrap)"
+            ),
+        ),
+    ],
+)
+def cloud(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LocalCloud]:
     template = f"""\
 AWSTemplateFormatVersion: '2010-09-09'
 Transform: AWS::Serverless-2016-10-31
@@ -107,7 +123,7 @@ Resources:
 """
     path: Path = tmp_path_factory.mktemp("scope") / "template.yaml"
     path.write_text(template)
-    with LocalCloud(path, stack_name="service-scope") as running:
+    with LocalCloud(path, stack_name="service-scope", environments=request.param) as running:
         running.serve(port=0)
         yield running
 
@@ -126,7 +142,9 @@ def test_a_function_calling_comprehend_is_refused_naming_the_service(cloud: Loca
     assert error["errorType"] == "ClientError", error  # Comprehend's model has no such class
     message = error["errorMessage"]
     assert "when calling the DetectSentiment operation: User: arn:aws:sts::" in message
-    assert ":assumed-role/" in message  # the function's role
+    function = boto3.client("lambda").get_function(FunctionName=cloud.functions["Caller"])
+    role = function["Configuration"]["Role"].rsplit("/", 1)[-1]
+    assert f":assumed-role/{role}/" in message  # the function's role
     assert "is not authorized to perform: comprehend:DetectSentiment" in message
     assert "the local cloud does not run Amazon Comprehend: test this call against AWS" in message
 
@@ -242,3 +260,30 @@ def test_an_http_request_outside_the_scope_is_refused(cloud: LocalCloud) -> None
 
     status, body = _send(cloud, "sts", "/", b"Action=GetCallerIdentity&Version=2011-06-15", form)
     assert status == 200, body  # in the scope: moto answers
+
+
+def test_the_services_of_a_signing_name_are_looked_up_once_per_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request outside the scope over HTTP (every call of a function in an environment
+    process) is matched to botocore's models of its signing name: all the models are read
+    once per process to index them, not again for each new signing name (seconds each)."""
+    import botocore.session
+
+    from localcloud.features import service_scope
+
+    read: list[str] = []
+    get_service_model = botocore.session.Session.get_service_model
+
+    def counted(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(name)
+        return get_service_model(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(botocore.session.Session, "get_service_model", counted)
+    service_scope._models.cache_clear()
+    service_scope._services_by_signing_name.cache_clear()
+    assert {m.service_name for m in service_scope._models("bedrock")} >= {"bedrock-runtime"}
+    assert len(read) > 100  # the index: every model once
+    read.clear()
+    assert [m.service_name for m in service_scope._models("comprehend")] == ["comprehend"]
+    assert read == ["comprehend"]

@@ -97,7 +97,8 @@ def serve_until_stopped(
     from localcloud import gc_tuning
 
     gc_tuning.tune()  # before moto loads: a quarter of the start's CPU otherwise
-    from localcloud.cloud import LocalCloud, parameter_overrides, where_template_runs
+    from localcloud.cloud import LocalCloud, parameter_overrides
+    from localcloud.environments import where_functions_run
 
     try:
         overrides = parameter_overrides(getattr(args, "parameter_overrides", None) or "")
@@ -105,7 +106,7 @@ def serve_until_stopped(
         raise UsageError(f"--parameter-overrides: {exc}") from None
     mock_path, mock_config = read_mock_config(getattr(args, "mock_config", None))
     front_lines = front_policy(args)
-    environments = where_template_runs(template, getattr(args, "environments", None))
+    environments = where_functions_run(getattr(args, "environments", None))
     cloud = LocalCloud(
         template,
         stack_name=args.stack_name,

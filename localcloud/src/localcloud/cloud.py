@@ -43,7 +43,6 @@ from moto.core import DEFAULT_ACCOUNT_ID
 
 from localcloud import STACK_NAME, TEMPLATE, registry
 from localcloud.console.extensions import ConsoleExtensions
-from localcloud.environments import where_functions_run
 from localcloud.faults import Faults
 from localcloud.features import delivery, executions, lambda_async
 from localcloud.features.event_source_mappings import EventSourceMappings
@@ -140,37 +139,6 @@ def _environment_parameters(template: Path) -> dict[str, str]:
     return {key: value for key, value in overrides.items() if key in declared}
 
 
-#: function properties the environment processes do not run yet (their features run threads)
-THREAD_ONLY = ("DurableConfig", "TenancyConfig")
-
-
-def where_template_runs(template: Path, chosen: str | None) -> str:
-    """Where ``localcloud up`` runs ``template``'s functions (``where_functions_run``: in
-    environment processes where the Lambda runtime is installed), on threads by default for a
-    template with a function of ``THREAD_ONLY`` properties (a warning names it)."""
-    where = where_functions_run(chosen)
-    if where != "process" or chosen or os.environ.get("LOCALCLOUD_ENVIRONMENTS"):
-        return where
-    try:
-        loaded = load_template(template)
-    except (OSError, ValueError):
-        return where  # the deploy reports the template
-    functions = (loaded.get("Globals") or {}).get("Function") or {}
-    globals_ = {"Globals": {"Type": "Function", "Properties": functions}}
-    resources = [*(loaded.get("Resources") or {}).items(), *globals_.items()]
-    for logical_id, resource in resources:
-        used = [p for p in THREAD_ONLY if p in ((resource or {}).get("Properties") or {})]
-        if used and str(resource.get("Type", "")).endswith("::Function"):
-            logging.getLogger("localcloud").warning(
-                "%s has %s, which functions in environment processes do not run yet: the "
-                "template's functions run on threads of the local cloud",
-                logical_id,
-                used[0],
-            )
-            return "thread"
-    return where
-
-
 class LocalCloud:
     """Deploys ``template`` into an embedded moto with every hook; see the module docstring.
 
@@ -203,7 +171,7 @@ class LocalCloud:
 
     ``environments="process"`` (``LOCALCLOUD_ENVIRONMENTS=process``) runs each function in
     environment processes of its own (features/lambda_processes.py) instead of in-process
-    (``localcloud up``'s default: ``where_template_runs``).
+    (``localcloud up``'s default: ``environments.where_functions_run``).
     """
 
     def __init__(

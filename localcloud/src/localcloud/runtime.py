@@ -228,6 +228,8 @@ class Runtime:
         self.handlers: dict[str, Handler] = {}
         #: with environments as processes (features/lambda_processes.py), their pools
         self.processes: Any = None
+        #: the functions' log groups and streams (features/lambda_logs.py), when installed
+        self.function_logs: Any = None
         #: (function name, CodeSha256) -> the handler of that code: a published version runs
         #: the code it was published with (stack/updates.py)
         self.code_handlers: dict[tuple[str, str], Handler] = {}

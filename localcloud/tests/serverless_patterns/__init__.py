@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import boto3
+
 from localcloud.cloud import LocalCloud
 
 CORPUS = Path(__file__).parents[1] / "published" / "serverless-patterns"
@@ -92,3 +94,21 @@ def wait_for(probe: Callable[[], T | None], what: str, timeout: float = 30) -> T
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.05)
+
+
+#: Lambda's own lines around each invocation's output in a function's log
+_PLATFORM_LINES = ("START RequestId: ", "END RequestId: ", "REPORT RequestId: ", "INIT_START ")
+
+
+def function_log(function: str) -> list[str]:
+    """What ``function`` (physical name) has written to its log so far, as ``sam logs`` or
+    ``aws logs filter-log-events --log-group-name /aws/lambda/<function>`` show it, without
+    Lambda's own START / END / REPORT lines (wherever the cloud runs its functions:
+    features/lambda_logs.py)."""
+    logs = boto3.client("logs")
+    pages = logs.get_paginator("filter_log_events").paginate(logGroupName=f"/aws/lambda/{function}")
+    try:
+        events = [event for page in pages for event in page["events"]]
+    except logs.exceptions.ResourceNotFoundException:  # not invoked yet
+        return []
+    return [e["message"] for e in events if not e["message"].startswith(_PLATFORM_LINES)]

@@ -11,7 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
-from serverless_patterns import Pattern, Steps, wait_for
+from serverless_patterns import Pattern, Steps, function_log, wait_for
 from serverless_patterns.steps_a import (
     _ended_executions,
     _finished,
@@ -44,22 +44,9 @@ def eventbridge_scheduled_lambda(cloud: LocalCloud, pattern: Pattern) -> None:
     """Testing: the function's logs show a new ``Hello World`` every minute (a
     ``Schedule: rate(1 minute)`` event: an EventBridge rule with a schedule expression). The
     rule is fired for two minutes instead of waiting: two runs, each its Scheduled Event."""
-    import contextlib
-    import io
-
     assert cloud.schedules is not None
     function = cloud.functions["ScheduledFunction"]
     rule = _physical(cloud, "ScheduledFunctionScheduledFunction")
-    handler, printed = cloud.handlers[function], []
-
-    def logged(event: Any, context: Any) -> Any:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            result = handler(event, context)
-        printed.extend(out.getvalue().splitlines())
-        return result
-
-    cloud.handlers[function] = logged
     start = dt.datetime(2026, 11, 21, 10, 0, tzinfo=dt.UTC)
     for minute in range(2):
         (fired,) = cloud.schedules.fire_rule(
@@ -72,7 +59,7 @@ def eventbridge_scheduled_lambda(cloud: LocalCloud, pattern: Pattern) -> None:
     events = [json.loads(run.payload) for run in runs]
     assert {e["detail-type"] for e in events} == {"Scheduled Event"}
     assert sorted(e["time"] for e in events) == ["2026-11-21T10:00:00Z", "2026-11-21T10:01:00Z"]
-    assert printed == ["Hello World", "Hello World"]
+    assert function_log(function) == ["Hello World", "Hello World"]  # its logs
 
 
 def _ec2_refused() -> None:

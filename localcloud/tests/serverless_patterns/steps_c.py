@@ -3,8 +3,6 @@ user runs after ``sam deploy``, with boto3 against the local cloud, and what the
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from typing import Any
 
@@ -13,7 +11,7 @@ from botocore.config import Config
 
 from localcloud.cloud import LocalCloud
 from localcloud.features.lambda_async import async_invocations
-from serverless_patterns import Pattern, Steps, wait_for
+from serverless_patterns import Pattern, Steps, function_log, wait_for
 
 # StartSyncExecution's endpoint is ``sync-states.<region>``: a local endpoint takes it without
 # the host prefix (AWS_DISABLE_HOST_PREFIX_INJECTION=true for the AWS CLI).
@@ -25,24 +23,6 @@ def ended(sfn: Any, execution_arn: str) -> dict[str, Any] | None:
     """``describe-execution`` once the execution is no longer RUNNING."""
     described: dict[str, Any] = sfn.describe_execution(executionArn=execution_arn)
     return described if described["status"] != "RUNNING" else None
-
-
-def printed(cloud: LocalCloud, function: str) -> list[str]:
-    """The lines ``function`` (physical name) prints from now on: its log, as ``sam logs``
-    shows it (the in-process handler's stdout; one invocation at a time per function)."""
-    lines: list[str] = []
-    handler = cloud.handlers[function]
-
-    def run(event: Any, context: Any) -> Any:
-        out = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out):
-                return handler(event, context)
-        finally:
-            lines.extend(out.getvalue().splitlines())
-
-    cloud.handlers[function] = run
-    return lines
 
 
 def invocations(cloud: LocalCloud, function: str) -> list[dict[str, Any]]:
@@ -255,7 +235,6 @@ def sns_lambda_python_sam(cloud: LocalCloud, pattern: Pattern) -> None:
     """README "Testing": publish 10 messages to the topic; the function's log (``sam logs``)
     shows each one processed."""
     function = cloud.outputs["ProcessorFunctionName"]
-    log = printed(cloud, function)
     sns = boto3.client("sns")
     sent = [json.dumps({"message": f"Test message-{i}"}) for i in range(1, 11)]
     for message in sent:
@@ -263,6 +242,7 @@ def sns_lambda_python_sam(cloud: LocalCloud, pattern: Pattern) -> None:
     async_invocations(cloud.runtime).drain()
     wait_for(lambda: len(invocations(cloud, function)) >= 10, "10 invocations")
     assert all(r["outcome"] == "ok" for r in invocations(cloud, function))
+    log = function_log(function)
     processed = sorted(line for line in log if line.startswith("Processed message "))
     assert processed == sorted(f"Processed message {m}" for m in sent)
     assert log.count("done") == 10
@@ -351,13 +331,13 @@ def sqs_lambda_python_sam(cloud: LocalCloud, pattern: Pattern) -> None:
     """README "Testing": send 10 messages to the queue; the function's log (``sam logs``)
     shows each one processed, and none is reported as a batch item failure."""
     function = cloud.outputs["ProcessorFunctionName"]
-    log = printed(cloud, function)
     sqs = boto3.client("sqs")
     sent = [json.dumps({"message": f"Test message-{i}"}) for i in range(1, 11)]
     for body in sent:
         sqs.send_message(QueueUrl=cloud.outputs["ProcessingQueueURL"], MessageBody=body)
 
     def processed() -> list[str] | None:
+        log = function_log(function)
         lines = sorted(line for line in log if line.startswith("Processed message: "))
         return lines if len(lines) >= 10 else None
 
@@ -415,7 +395,6 @@ def stepfunctions_eventbridge_schedule_sam_python(cloud: LocalCloud, pattern: Pa
     # the ASL's Target.Input object, sent as its JSON text (fixes/sfn_sdk_json_text_members.py)
     assert json.loads(schedule["Target"]["Input"]) == {"executionId": "test", **request}
     function = cloud.outputs["ScheduleTargetFunction"].rsplit(":", 1)[-1]
-    log = printed(cloud, function)
     assert cloud.schedules is not None
     [fired] = cloud.schedules.fire("schedule_test", group="MySchedulesGroup")
     assert fired.status == "DELIVERED", fired
@@ -423,7 +402,7 @@ def stepfunctions_eventbridge_schedule_sam_python(cloud: LocalCloud, pattern: Pa
     [invocation] = wait_for(lambda: invocations(cloud, function), "the function's invocation")
     assert invocation["outcome"] == "ok", invocation
     assert invocation["event"] == {"executionId": "test", **request}
-    assert log == [str(invocation["event"])]
+    assert function_log(function) == [str(invocation["event"])]
 
 
 STEPS: dict[str, Steps] = {

@@ -6,15 +6,13 @@ Their handlers import only aws-durable-execution-sdk-python (and boto3), install
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from typing import Any
 
 import boto3
 
 from localcloud.cloud import LocalCloud
-from serverless_patterns import Pattern, Steps, wait_for
+from serverless_patterns import Pattern, Steps, function_log, wait_for
 
 
 # ---------------------------------------------------------------- helpers
@@ -73,13 +71,12 @@ def lambda_durable_eventbridge_cron_python_sam(cloud: LocalCloud, pattern: Patte
     processed data."""
     function = cloud.outputs["DurableCronFunctionName"]
     assert cloud.schedules is not None
-    out = io.StringIO()  # the function's log (its prints; the SDK runs them on its threads)
-    with contextlib.redirect_stdout(out):
-        (fired,) = cloud.schedules.fire(cloud.outputs["HourlyCronScheduleArn"].rsplit("/", 1)[-1])
-        (execution,) = wait_for(lambda: _ended_executions(function, 1), "the execution's end")
+    (fired,) = cloud.schedules.fire(cloud.outputs["HourlyCronScheduleArn"].rsplit("/", 1)[-1])
+    (execution,) = wait_for(lambda: _ended_executions(function, 1), "the execution's end")
     assert execution["Status"] == "SUCCEEDED", (execution, fired)
     assert _invocations(cloud, function) == 2  # suspended on the wait, then replayed
-    lines = [x for x in out.getvalue().splitlines() if x.endswith("...")]
+    # the function's log (its prints; the SDK runs them on its threads)
+    lines = [x for x in function_log(function) if x.endswith("...")]
     assert lines == ["Fetching data from external API...", "Processing data..."], lines
     described = boto3.client("lambda").get_durable_execution(
         DurableExecutionArn=execution["DurableExecutionArn"]

@@ -3,14 +3,12 @@ user runs after ``sam deploy``, with boto3 against the local cloud, and what the
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import boto3
 
 from localcloud.cloud import LocalCloud
-from serverless_patterns import Pattern, Steps, wait_for
+from serverless_patterns import Pattern, Steps, function_log, wait_for
 
 
 def sqs_lambda_tenant_isolation_sam_py(cloud: LocalCloud, pattern: Pattern) -> None:
@@ -20,36 +18,39 @@ def sqs_lambda_tenant_isolation_sam_py(cloud: LocalCloud, pattern: Pattern) -> N
     tenant-blue / tenant-green. Step 3: the SQS processor reads each record's MessageGroupId
     and invokes the tenant-isolated function asynchronously with it as TenantId; its log
     shows each tenant's request ("Processing request for tenant: ...") and AWS writes each
-    environment, so each tenant, to a log stream of its own. Function logs do not go to
-    CloudWatch Logs here: the lines are read as ``sam logs`` shows them (the handlers'
-    output), and each tenant's invocations are those Lambda ran for that tenant."""
+    environment, so each tenant, to a log stream of its own (``aws logs``); each tenant's
+    invocations are those Lambda ran for that tenant."""
     assert "MyQueueUrl" not in cloud.outputs
     queue_url = cloud.outputs["QueueUrl"]
     sqs = boto3.client("sqs")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for tenant in ("tenant-blue", "tenant-green"):
-            sqs.send_message(
-                QueueUrl=queue_url,
-                MessageBody='{"data": "test payload"}',
-                MessageGroupId=tenant,
-            )
-        expected = [f"Processing request for tenant: {t}" for t in ("tenant-blue", "tenant-green")]
-        wait_for(
-            lambda: all(line in out.getvalue().splitlines() for line in expected),
-            "the tenant-isolated function's log lines",
+    for tenant in ("tenant-blue", "tenant-green"):
+        sqs.send_message(
+            QueueUrl=queue_url,
+            MessageBody='{"data": "test payload"}',
+            MessageGroupId=tenant,
         )
-        cloud.settle()
-    lines = out.getvalue().splitlines()
+    isolated = "tenant-isolated-processor"
+    expected = [f"Processing request for tenant: {t}" for t in ("tenant-blue", "tenant-green")]
+    wait_for(
+        lambda: all(line in function_log(isolated) for line in expected),
+        "the tenant-isolated function's log lines",
+    )
+    cloud.settle()
+    lines = function_log("sqs-processor") + function_log(isolated)
     for tenant in ("tenant-blue", "tenant-green"):
         assert f"Invoked tenant-isolated function for messagegroup: {tenant}" in lines, lines
         assert f"Processing request for tenant: {tenant}" in lines, lines
     assert 'Event data: {"data": "test payload"}' in lines, lines
-    isolated = [
-        r for r in cloud.runtime.invocations if r["function"] == "tenant-isolated-processor"
-    ]
-    assert sorted(r["tenant"] for r in isolated) == ["tenant-blue", "tenant-green"]
-    assert all(r["outcome"] == "ok" for r in isolated), isolated
+    found = boto3.client("logs").filter_log_events(logGroupName=f"/aws/lambda/{isolated}")
+    streams: dict[str, set[str]] = {}  # tenant -> the streams its lines are in
+    for event in found["events"]:
+        if event["message"].startswith("Processing request for tenant: "):
+            tenant = event["message"].rsplit(" ", 1)[-1]
+            streams.setdefault(tenant, set()).add(event["logStreamName"])
+    assert len(streams["tenant-blue"] | streams["tenant-green"]) == 2, streams
+    runs = [r for r in cloud.runtime.invocations if r["function"] == isolated]
+    assert sorted(r["tenant"] for r in runs) == ["tenant-blue", "tenant-green"]
+    assert all(r["outcome"] == "ok" for r in runs), runs
 
 
 PENDING: dict[str, tuple[Steps, str]] = {}

@@ -1,5 +1,7 @@
 """The environments of one function: reused while warm, a new one when every one is busy, up to
-the function's reserved concurrency (then TooManyRequestsException, as Lambda throttles)."""
+the function's reserved concurrency (then TooManyRequestsException, as Lambda throttles).
+A pool of ``tenant_id`` holds the environments of that tenant of a tenant-isolated function:
+their runtime is given the tenant with each invocation (``context.tenant_id``)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ __all__ = ["EnvironmentPool"]
 class EnvironmentPool:
     """``EnvironmentPool(spec).invoke(event, request_id, deadline_ms) -> Result``."""
 
-    def __init__(self, spec: Spec) -> None:
-        self.spec = spec
+    def __init__(self, spec: Spec, tenant_id: str | None = None) -> None:
+        self.spec, self.tenant_id = spec, tenant_id
         self._lock = threading.Lock()
         self._idle: list[Environment] = []  # warm, the most recently used last
         self._busy = 0
@@ -56,6 +58,7 @@ class EnvironmentPool:
         try:
             if environment is None:
                 environment = Environment(self.spec)
+                environment.api.tenant_id = self.tenant_id
             return environment.invoke(
                 event, request_id, deadline_ms, trace_id=trace_id, client_context=client_context
             )

@@ -5,7 +5,8 @@ port of its own: the runtime interface client reaches it at ``AWS_LAMBDA_RUNTIME
 * ``GET /2018-06-01/runtime/invocation/next``: waits for an invocation; 200 with the event as
   body and the headers Lambda-Runtime-Aws-Request-Id, Lambda-Runtime-Deadline-Ms,
   Lambda-Runtime-Invoked-Function-Arn, Lambda-Runtime-Trace-Id (and Client-Context /
-  Cognito-Identity when given). The first call ends the environment's init.
+  Cognito-Identity when given; Lambda-Runtime-Aws-Tenant-Id in an environment of a tenant,
+  ``RuntimeApi.tenant_id``). The first call ends the environment's init.
 * ``POST /2018-06-01/runtime/invocation/{id}/response``: 202 ``{"status": "OK"}``; 400
   (``InvalidRequestID``) for an id that is not the current invocation's; 413
   (``RequestEntityTooLarge``) past 6 MB, which the invoker gets as
@@ -60,6 +61,8 @@ class RuntimeApi:
         self.initialized = threading.Event()  # the first /next (or an init error)
         self.init_done_at: float | None = None
         self.init_error: tuple[bytes, str] | None = None
+        #: the tenant whose environment this is (a tenant-isolated function's), else None
+        self.tenant_id: str | None = None
         self.changed = threading.Event()  # set on each result, init error, or stop
         self._server = HTTPServer(("127.0.0.1", 0), _Handler, bind_and_activate=True)
         self._server.api = self  # type: ignore[attr-defined]
@@ -194,6 +197,8 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Lambda-Runtime-Client-Context"] = invocation.client_context
         if invocation.cognito_identity:
             headers["Lambda-Runtime-Cognito-Identity"] = invocation.cognito_identity
+        if self.api.tenant_id is not None:
+            headers["Lambda-Runtime-Aws-Tenant-Id"] = self.api.tenant_id
         self._reply(200, invocation.event, headers)
 
     def do_POST(self) -> None:

@@ -30,6 +30,10 @@ GetDurableExecutionState, ...; the service side of aws-durable-execution-sdk-pyt
   schedules) answers 202 and the execution runs in the background; the asynchronous retries,
   destinations and dead-letter queue of features/lambda_async.py are not applied to it.
 
+Wherever the function runs: on a thread of the cloud its SDK's calls reach these APIs in the
+process; in environment processes (features/lambda_processes.py), at the served endpoint,
+with the function's credentials.
+
 A callback's TimeoutSeconds / HeartbeatTimeoutSeconds count real time: what completes a
 callback (a test, another process) runs in real time. Executions live as long as the cloud
 (RetentionPeriodInDays is not counted).
@@ -179,7 +183,7 @@ class DurableService:
                 function_arn=f"{base}:{version}", version=version, role=fn.role,
                 region=fn.region, input_payload=payload, config=dict(config), backend=backend,
             )  # fmt: skip
-            op_id = uuid.uuid4().hex
+            op_id = execution.id  # the EXECUTION operation's id ends the ARN (SDK 3 reads so)
             execution.operations[op_id] = {
                 "Id": op_id, "Type": "EXECUTION", "Name": name, "Status": "STARTED",
                 "StartTimestamp": execution.started,

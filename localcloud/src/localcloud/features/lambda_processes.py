@@ -14,7 +14,12 @@ ReservedConcurrentExecutions (past it: ``TooManyRequestsException``). The error 
 
 The function's layers are on its path (/opt/python). A function fault (``cloud.fail_next``,
 a gate) answers or holds the invocation before it reaches an environment, as in-process.
-Not yet here: tenant isolation, durable functions.
+A tenant-isolated function (features/lambda_tenancy.py) has a pool for each tenant, whose
+environments are given the tenant (``context.tenant_id``); a durable function
+(features/lambda_durable.py) is invoked by its durable execution, and its SDK calls the
+durable execution APIs at the served endpoint. Each environment's lines (START, the
+runtime's output, END, REPORT) go to the process's stdout and to the function's log group,
+a stream per environment (features/lambda_logs.py).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from localcloud.environments.host_build import (
     powertools_layer,
     requirements_build,
 )
+from localcloud.features.lambda_logs import uncaptured
 
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
@@ -91,11 +97,11 @@ class Processes:
                 self.runtime.handlers[name] = ProcessFunction(self, name, handler, code)
         return {}, {}
 
-    def _pool(self, function: ProcessFunction, fn: Any) -> EnvironmentPool:
+    def _pool(self, function: ProcessFunction, fn: Any, tenant: str | None) -> EnvironmentPool:
         variables = dict(fn.environment_vars or {})
         key = (fn.function_name, str(fn.version), fn.code_sha_256, json.dumps(variables),
                fn.timeout, fn.memory_size, fn.reserved_concurrency, fn.role,
-               json.dumps(fn.layers, default=str))  # fmt: skip
+               json.dumps(fn.layers, default=str), tenant)  # fmt: skip
         with self._lock:
             pool = self._pools.get(key)
             if pool is None:
@@ -127,19 +133,25 @@ class Processes:
                     memory_mb=int(fn.memory_size or 128),
                     reserved_concurrency=fn.reserved_concurrency,
                 )
-                pool = self._pools[key] = EnvironmentPool(spec)
+                pool = self._pools[key] = EnvironmentPool(spec, tenant)
             return pool
 
     def invoke(  # noqa: PLR0917 - lambda_runtime.py's invocation
         self, function: ProcessFunction, fn: Any, body: Any, request_id: str | None,
-        response_headers: Any, rec: dict[str, Any],
+        response_headers: Any, rec: dict[str, Any], tenant: str | None = None,
     ) -> bytes:  # fmt: skip
-        """One invocation (``rec``, counted by the caller) in an environment of the function:
-        its response (an error document with ``x-amz-function-error`` when it failed)."""
+        """One invocation (``rec``, counted by the caller) in an environment of the function
+        (of ``tenant``'s own, for a tenant-isolated function): its response (an error
+        document with ``x-amz-function-error`` when it failed)."""
         payload = body if isinstance(body, bytes) else str(body or "").encode()
-        result = self._pool(function, fn).invoke(payload or b"{}", request_id or str(uuid.uuid4()))
-        for line in result.logs:  # the function's log, where in-process handlers print theirs
-            sys.stdout.write(f"{line}\n")
+        pool = self._pool(function, fn, tenant)
+        result = pool.invoke(payload or b"{}", request_id or str(uuid.uuid4()))
+        with uncaptured():  # not the output of a function on this thread that invoked it
+            for line in result.logs:  # the function's log, where in-process handlers print
+                sys.stdout.write(f"{line}\n")
+        logs = self.runtime.function_logs  # and its log group (features/lambda_logs.py)
+        if logs is not None:
+            logs.write(fn, logs.stream(fn, tenant, result.pid), result.logs)
         rec["outcome"] = result.error_type or "ok"
         if result.function_error:
             response_headers["x-amz-function-error"] = result.function_error

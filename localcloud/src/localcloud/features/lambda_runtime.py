@@ -172,6 +172,10 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         """The handler of ``tenant``'s own environment (features/lambda_tenancy.py)."""
         return handler
 
+    def logged(self, fn: Any, handler: Handler, environment: str | None) -> Handler:
+        """The handler, its output written to the function's log (features/lambda_logs.py)."""
+        return handler
+
     def _handler(self, fn: Any) -> Handler | None:
         handler = self.runtime.handlers.get(fn.function_name)
         if str(fn.version) != "$LATEST":  # a published version runs the code it was made from
@@ -180,16 +184,18 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
             handler = self.deploying(fn.function_name)
         return handler
 
-    def _in_process_of_its_own(
-        self, handler: Any, fn: Any, body: Any, response_headers: Any, rec: dict[str, Any]
-    ) -> Handler:
+    def _in_process_of_its_own(  # noqa: PLR0917 - the invocation's parts
+        self, handler: Any, fn: Any, body: Any, response_headers: Any, rec: dict[str, Any],
+        tenant: str | None,
+    ) -> Handler:  # fmt: skip
         """The invocation in the function's own environment processes
-        (features/lambda_processes.py), as a handler whose result is the response's bytes."""
+        (features/lambda_processes.py; a tenant's own), as a handler whose result is the
+        response's bytes."""
 
         def run(event: Any, ctx: Any) -> _Response:
             try:
                 return _Response(self.runtime.processes.invoke(  # type: ignore[union-attr]
-                    handler, fn, body, ctx.aws_request_id, response_headers, rec
+                    handler, fn, body, ctx.aws_request_id, response_headers, rec, tenant
                 ))  # fmt: skip
             except TooManyRequests as e:  # a service error, as the one a fault raises
                 raise LambdaServiceError("TooManyRequestsException", e.message, 429) from e
@@ -209,12 +215,10 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         if handler is None:
             return super().invoke(function_name, qualifier, body, headers, response_headers)
         process = self.runtime.processes is not None and hasattr(handler, "processes")
-        tenant = None if process else self.tenant_of(fn, headers)
-        if tenant is not None:
+        tenant = self.tenant_of(fn, headers)
+        if tenant is not None and not process:  # a process's: an environment pool of its own
             handler = self.tenant_handler(fn, handler, tenant)
-        durable = None if process else self.durable(
-            fn, function_name, qualifier, body, headers, response_headers
-        )  # fmt: skip
+        durable = self.durable(fn, function_name, qualifier, body, headers, response_headers)
         if durable is not None:
             return durable
         raw = body
@@ -233,10 +237,12 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         number = self.runtime.count_invocation(rec)
         fault = self.runtime.faults.take(fn.function_name, number)
         if process:
-            handler = self._in_process_of_its_own(handler, fn, raw, response_headers, rec)
+            handler = self._in_process_of_its_own(handler, fn, raw, response_headers, rec, tenant)
         else:
             environment = None if tenant is None else f"{fn.function_name}#{tenant}"
-            handler = self._in_environment(fn.function_name, handler, environment)
+            handler = self.logged(
+                fn, self._in_environment(fn.function_name, handler, environment), environment
+            )
         if fault is not None:
             handler = fault.as_handler(handler)  # a held invocation waits outside the environment
         try:

@@ -16,10 +16,12 @@ functions with tenant isolation"; the Lambda API's ``Invoke`` ``TenantId``, head
   one's own that reads the tenant from the event and calls Invoke with it ("Integrating Event
   Source Mappings with AWS Lambda tenant isolation mode", AWS Compute Blog).
 
-Here an environment is a handler module of its own: the function's handler module is loaded
-again, under a private name, for each tenant the first time it is invoked for it, and kept for
-that tenant (modules it imports are the process's, shared, as for every function here). The
-tenant's environment runs one invocation at a time, as every environment here does. The
+On threads of the cloud an environment is a handler module of its own: the function's handler
+module is loaded again, under a private name, for each tenant the first time it is invoked for
+it, and kept for that tenant (modules it imports are the process's, shared, as for every
+function here). The tenant's environment runs one invocation at a time, as every environment
+here does. In environment processes (features/lambda_processes.py) each tenant has a pool of
+environments of its own, whose runtime reads the tenant from the Runtime API. The
 refusal's wording is the local cloud's (AWS does not publish it); its code is Lambda's for a
 bad request parameter.
 """

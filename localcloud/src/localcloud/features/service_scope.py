@@ -363,16 +363,22 @@ _CREDENTIAL = re.compile(r"Credential=[^/]+/\d+/([^/]+)/([^/]+)/aws4_request")
 
 
 @functools.cache
-def _models(signing_name: str) -> tuple[Any, ...]:
-    """botocore's models of the services signed as ``signing_name`` (read once, when a
-    request outside the scope first arrives)."""
+def _services_by_signing_name() -> dict[str, tuple[str, ...]]:
+    """botocore's service names by signing name: every model read once per process (seconds),
+    when a request outside the scope first arrives; only the names are kept."""
     session = botocore.session.get_session()
-    found = []
+    found: dict[str, list[str]] = {}
     for name in session.get_available_services():
-        model = session.get_service_model(name)
-        if model.signing_name == signing_name:
-            found.append(model)
-    return tuple(found)
+        found.setdefault(session.get_service_model(name).signing_name, []).append(name)
+    return {signing_name: tuple(names) for signing_name, names in found.items()}
+
+
+@functools.cache
+def _models(signing_name: str) -> tuple[Any, ...]:
+    """botocore's models of the services signed as ``signing_name``."""
+    session = botocore.session.get_session()
+    names = _services_by_signing_name().get(signing_name, ())
+    return tuple(session.get_service_model(name) for name in names)
 
 
 def _uri_pattern(uri: str) -> tuple[str, list[str]]:
@@ -480,8 +486,11 @@ def _build_http_requests(rt: Runtime) -> Targets:
         if found is None:
             return call(self, environ, start_response)
         model, operation, region, params = found
+        # who signed it: a role session's credentials (features/role_sessions.py, a function
+        # environment's), else the administrator
+        caller = CALLER.get() or rt.authorizer.administrator
         code, status, message = refusal(
-            model, operation, params, rt.authorizer.administrator, region, rt.authorizer.account
+            model, operation, params, caller, region, rt.authorizer.account
         )
         request_id = str(uuid.uuid4())
         content_type, body = _body(model.metadata.get("protocol", ""), code, message, request_id)

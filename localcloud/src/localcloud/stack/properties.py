@@ -193,6 +193,8 @@ def _apply_function(name: str, props: dict[str, Any], fn: Any, clients: DeployCl
         fn.tags = {tag["Key"]: tag["Value"] for tag in props["Tags"]}
     if "TenancyConfig" in props:  # run by features/lambda_tenancy.py
         fn.tenancy_config = dict(props["TenancyConfig"])
+    if "LoggingConfig" in props:  # its LogGroup: features/lambda_logs.py (LogFormat: text here)
+        fn.logging_config = dict(props["LoggingConfig"])
     if "DeadLetterConfig" in props:  # checked as Lambda checks it (features/lambda_async_config.py)
         from localcloud.features.lambda_async_config import set_dead_letter_config
 

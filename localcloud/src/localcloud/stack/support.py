@@ -57,10 +57,11 @@ PROPERTY_SUPPORT: dict[str, Support] = {
                         "MemorySize", "Timeout", "VpcConfig", "Environment",
                         "ReservedConcurrentExecutions"}),
         applied=frozenset({"Layers", "TracingConfig", "Architectures", "EphemeralStorage", "Tags",
-                           "DeadLetterConfig", "DurableConfig", "TenancyConfig"}),
-        # LoggingConfig: handler logs go to the test process; RuntimeManagementConfig: one
-        # runtime version here; PackageType: Zip (Image is refused below)
-        inert=frozenset({"LoggingConfig", "RuntimeManagementConfig", "PackageType"}),
+                           "DeadLetterConfig", "DurableConfig", "TenancyConfig",
+                           "LoggingConfig"}),
+        # RuntimeManagementConfig: one runtime version here; PackageType: Zip (Image is
+        # refused below)
+        inert=frozenset({"RuntimeManagementConfig", "PackageType"}),
     ),
     # created by fixes/sfn_cloudformation_state_machine.py (StateMachineType STANDARD or
     # EXPRESS, checked below and, when an intrinsic, by the shim; EXPRESS executions:

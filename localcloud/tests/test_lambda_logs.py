@@ -1,0 +1,144 @@
+"""A function's log in CloudWatch Logs, as Lambda writes it (features/lambda_logs.py): its
+output framed by START / END / REPORT in its log group (LoggingConfig's LogGroup, else
+/aws/lambda/<name>), a stream per execution environment, read with ``aws logs`` as on AWS;
+wherever the function runs (threads of the cloud, environment processes)."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from localcloud.cloud import LocalCloud
+from localcloud.environments import default_runtime_python
+
+pytestmark = [pytest.mark.e2e]
+
+HANDLER = """\
+import sys
+import threading
+
+
+def handler(event, context):
+    print("hello from", context.function_name, event["tag"])
+    print("to stderr", file=sys.stderr)
+    thread = threading.Thread(target=lambda: print("from a thread of the handler"))
+    thread.start()
+    thread.join()
+    if event.get("fail"):
+        raise ValueError("it went wrong")
+    return {"group": context.log_group_name, "stream": context.log_stream_name,
+            "request": context.aws_request_id}
+"""
+
+TEMPLATE = """\
+AWSTemplateFormatVersion: '2010-09-09'
+Transform: AWS::Serverless-2016-10-31
+Globals:
+  Function:
+    Runtime: python3.13
+    Handler: index.handler
+    CodeUri: src/
+Resources:
+  Talker:
+    Type: AWS::Serverless::Function
+    Properties:
+      FunctionName: logs-talker
+  Elsewhere:
+    Type: AWS::Serverless::Function
+    Properties:
+      FunctionName: logs-elsewhere
+      LoggingConfig:
+        LogGroup: !Ref Shared
+  Shared:
+    Type: AWS::Logs::LogGroup
+    Properties:
+      LogGroupName: /shared/functions
+"""
+STREAM = re.compile(r"\d{4}/\d\d/\d\d/\[\$LATEST\][0-9a-f]{32}")
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        "thread",
+        pytest.param(
+            "process",
+            marks=pytest.mark.skipif(
+                not default_runtime_python().exists(), reason="no .venv-lambda (make bootstrap)"
+            ),
+        ),
+    ],
+)
+def cloud(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LocalCloud]:
+    path: Path = tmp_path_factory.mktemp("logs") / "template.yaml"
+    path.write_text(TEMPLATE)
+    (path.parent / "src").mkdir()
+    (path.parent / "src" / "index.py").write_text(HANDLER)
+    with LocalCloud(path, stack_name="lambda-logs", environments=request.param) as running:
+        yield running
+
+
+def invoke(function: str, **event: Any) -> tuple[str, dict[str, Any], Any]:
+    """The invocation's tag (in the line it prints), Invoke's reply and its payload."""
+    tag = uuid.uuid4().hex
+    reply = boto3.client("lambda").invoke(
+        FunctionName=function, Payload=json.dumps({"tag": tag, **event})
+    )
+    return tag, reply, json.loads(reply["Payload"].read())
+
+
+def events(group: str, tag: str) -> list[dict[str, Any]]:
+    """``aws logs filter-log-events``: the events of the invocation tagged ``tag``, from its
+    START to its REPORT."""
+    found = boto3.client("logs").filter_log_events(logGroupName=group)["events"]
+    line = next(i for i, e in enumerate(found) if e["message"].endswith(f" {tag}"))
+    start = max(i for i in range(line) if found[i]["message"].startswith("START RequestId: "))
+    end = min(i for i in range(line, len(found)) if found[i]["message"].startswith("REPORT "))
+    return found[start : end + 1]
+
+
+def test_a_functions_output_is_in_its_log_group(cloud: LocalCloud) -> None:
+    tag, _, answer = invoke("logs-talker")
+    logged = events("/aws/lambda/logs-talker", tag)
+    messages = [e["message"] for e in logged]
+    request_id = messages[0].split()[2]
+    assert messages[0] == f"START RequestId: {request_id} Version: $LATEST"
+    assert answer["request"] == request_id
+    assert f"hello from logs-talker {tag}" in messages
+    assert "to stderr" in messages
+    assert "from a thread of the handler" in messages
+    assert messages[-2] == f"END RequestId: {request_id}"
+    assert re.match(rf"REPORT RequestId: {request_id}\tDuration: [\d.]+ ms\t", messages[-1])
+    assert "Memory Size: 128 MB" in messages[-1]
+    (stream,) = {e["logStreamName"] for e in logged}
+    assert STREAM.fullmatch(stream), stream
+    if cloud.runtime.processes is None:  # in a process: the environment's own names
+        assert (answer["group"], answer["stream"]) == ("/aws/lambda/logs-talker", stream)
+    again, _, _ = invoke("logs-talker")
+    assert {e["logStreamName"] for e in events("/aws/lambda/logs-talker", again)} == {stream}
+
+
+def test_a_function_error_is_logged_as_the_runtime_logs_it(cloud: LocalCloud) -> None:
+    tag, reply, error = invoke("logs-talker", fail=True)
+    assert reply["FunctionError"] == "Unhandled" and error["errorType"] == "ValueError"
+    messages = [e["message"] for e in events("/aws/lambda/logs-talker", tag)]
+    assert "[ERROR] ValueError: it went wrong" in messages, messages
+    assert "Traceback (most recent call last):" in messages
+    assert "Status" not in messages[-1], messages[-1]  # the environment goes on
+
+
+def test_a_logging_configs_log_group_gets_the_log(cloud: LocalCloud) -> None:
+    tag, _, _ = invoke("logs-elsewhere")
+    messages = [e["message"] for e in events("/shared/functions", tag)]
+    assert f"hello from logs-elsewhere {tag}" in messages
+    groups = boto3.client("logs").describe_log_groups(logGroupNamePrefix="/aws/lambda/logs-")
+    assert [g["logGroupName"] for g in groups["logGroups"]] == ["/aws/lambda/logs-talker"]
