@@ -41,10 +41,12 @@ query and XML protocols. Three places, each the one path of its kind:
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import re
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
@@ -364,12 +366,25 @@ _CREDENTIAL = re.compile(r"Credential=[^/]+/\d+/([^/]+)/([^/]+)/aws4_request")
 
 @functools.cache
 def _services_by_signing_name() -> dict[str, tuple[str, ...]]:
-    """botocore's service names by signing name: every model read once per process (seconds),
-    when a request outside the scope first arrives; only the names are kept."""
-    session = botocore.session.get_session()
+    """botocore's service names by signing name (a model's ``signingName``, else its
+    ``endpointPrefix``, as ``ServiceModel.signing_name``), read once per process from the
+    metadata at the head of each service's latest model file: 60 ms, where loading every
+    model took 4 s."""
     found: dict[str, list[str]] = {}
-    for name in session.get_available_services():
-        found.setdefault(session.get_service_model(name).signing_name, []).append(name)
+    for service in sorted((Path(botocore.__file__).parent / "data").iterdir()):
+        versions = sorted(service.glob("*/service-2.json*"))
+        if not versions:
+            continue
+        opener: Any = gzip.open if versions[-1].suffix == ".gz" else open
+        with opener(versions[-1], "rt", encoding="utf-8") as model:
+            head = model.read(16384)
+        try:
+            start = head.index("{", head.index('"metadata"'))
+            metadata = json.JSONDecoder().raw_decode(head, start)[0]
+        except ValueError:  # not within the head: the whole model
+            metadata = botocore.session.get_session().get_service_model(service.name).metadata
+        name = metadata.get("signingName") or metadata.get("endpointPrefix")
+        found.setdefault(str(name), []).append(service.name)
     return {signing_name: tuple(names) for signing_name, names in found.items()}
 
 
