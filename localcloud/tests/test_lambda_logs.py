@@ -14,9 +14,9 @@ from typing import Any
 
 import boto3
 import pytest
+from both_ways import BOTH_WAYS
 
 from localcloud.cloud import LocalCloud
-from localcloud.environments import default_runtime_python
 
 pytestmark = [pytest.mark.e2e]
 
@@ -64,18 +64,7 @@ Resources:
 STREAM = re.compile(r"\d{4}/\d\d/\d\d/\[\$LATEST\][0-9a-f]{32}")
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        "thread",
-        pytest.param(
-            "process",
-            marks=pytest.mark.skipif(
-                not default_runtime_python().exists(), reason="no .venv-lambda (make bootstrap)"
-            ),
-        ),
-    ],
-)
+@pytest.fixture(scope="module", params=BOTH_WAYS)
 def cloud(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LocalCloud]:

@@ -14,10 +14,10 @@ from typing import Any
 
 import boto3
 import pytest
+from both_ways import BOTH_WAYS
 from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
-from localcloud.environments import default_runtime_python
 from localcloud.features.lambda_async import async_invocations
 
 pytestmark = [pytest.mark.e2e]
@@ -25,18 +25,7 @@ pytestmark = [pytest.mark.e2e]
 TEMPLATE = Path(__file__).parent / "templates" / "lambda_tenancy" / "template.yaml"
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        "thread",
-        pytest.param(
-            "process",
-            marks=pytest.mark.skipif(
-                not default_runtime_python().exists(), reason="no .venv-lambda (make bootstrap)"
-            ),
-        ),
-    ],
-)
+@pytest.fixture(scope="module", params=BOTH_WAYS)
 def cloud(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
     with LocalCloud(TEMPLATE, stack_name="lambda-tenancy", environments=request.param) as running:
         yield running

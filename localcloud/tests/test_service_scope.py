@@ -17,12 +17,12 @@ from typing import Any
 
 import boto3
 import pytest
+from both_ways import BOTH_WAYS
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
-from localcloud.environments import default_runtime_python
 
 pytestmark = [pytest.mark.e2e]
 
@@ -83,18 +83,7 @@ def _machine(name: str, definition: dict[str, Any]) -> str:
 """
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        "thread",
-        pytest.param(
-            "process",
-            marks=pytest.mark.skipif(
-                not default_runtime_python().exists(), reason="no .venv-lambda (make bootstrap)"
-            ),
-        ),
-    ],
-)
+@pytest.fixture(scope="module", params=BOTH_WAYS)
 def cloud(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LocalCloud]:
