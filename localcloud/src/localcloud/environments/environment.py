@@ -126,6 +126,10 @@ class Environment:
                 learned = LEARNED.get(self._function)
                 if learned is None:  # the first environment reports what it imports
                     self._report = self.tmp.with_suffix(".imports")
+                    # what another configuration of the same code and libraries imported, if one
+                    # did: preloaded with this configuration's variables all the same
+                    learned = LEARNED.get(json.dumps(path))
+                if learned is None:
                     server = fork_server(python, "" if _own_sdk(path) else RUNTIME_SDK)
                 else:
                     preload = {**json.loads(self._function), **learned}
@@ -237,7 +241,8 @@ class Environment:
         report, self._report = self._report, None
         if report is not None:
             with contextlib.suppress(OSError, ValueError):
-                LEARNED[self._function] = json.loads(report.read_text(encoding="utf-8"))
+                learned = json.loads(report.read_text(encoding="utf-8"))
+                LEARNED[self._function] = LEARNED[json.dumps(self.spec.python_path())] = learned
             report.unlink(missing_ok=True)
 
     def _result(  # noqa: PLR0917 - the parts of one REPORT
