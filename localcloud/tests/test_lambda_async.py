@@ -74,7 +74,9 @@ def invoke_async(cloud: LocalCloud, logical_id: str, event: Any) -> AsyncInvocat
     assert reply["StatusCode"] == 202
     assert reply["Payload"].read() == b""
     log.drain()
-    return log.of(name)[before]
+    item = log.of(name)[before]
+    assert reply["ResponseMetadata"]["RequestId"] == item.request_id  # the invocation's own
+    return item
 
 
 def attrs(message: dict[str, Any]) -> dict[str, tuple[str, str]]:

@@ -110,8 +110,8 @@ def test_a_functions_output_is_in_its_log_group(cloud: LocalCloud) -> None:
     assert "Memory Size: 128 MB" in messages[-1]
     (stream,) = {e["logStreamName"] for e in logged}
     assert STREAM.fullmatch(stream), stream
-    if cloud.runtime.processes is None:  # in a process: the environment's own names
-        assert (answer["group"], answer["stream"]) == ("/aws/lambda/logs-talker", stream)
+    # the context's names (in a process: the environment's variables) are where it went
+    assert (answer["group"], answer["stream"]) == ("/aws/lambda/logs-talker", stream)
     again, _, _ = invoke("logs-talker")
     assert {e["logStreamName"] for e in events("/aws/lambda/logs-talker", again)} == {stream}
 
@@ -131,3 +131,11 @@ def test_a_logging_configs_log_group_gets_the_log(cloud: LocalCloud) -> None:
     assert f"hello from logs-elsewhere {tag}" in messages
     groups = boto3.client("logs").describe_log_groups(logGroupNamePrefix="/aws/lambda/logs-")
     assert [g["logGroupName"] for g in groups["logGroups"]] == ["/aws/lambda/logs-talker"]
+
+
+def test_invokes_request_id_is_the_invocations(cloud: LocalCloud) -> None:
+    """Invoke answers with the invocation's request id (x-amzn-RequestId): the one the
+    function's context, START line and REPORT carry, by which its log is found."""
+    tag, reply, answer = invoke("logs-talker")
+    assert reply["ResponseMetadata"]["RequestId"] == answer["request"]
+    assert events("/aws/lambda/logs-talker", tag)[0]["message"].split()[2] == answer["request"]

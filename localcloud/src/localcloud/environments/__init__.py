@@ -71,6 +71,7 @@ from localcloud.environments.spec import (
     Spec,
     TooManyRequests,
     default_runtime_python,
+    log_stream_name,
     where_functions_run,
 )
 
@@ -81,5 +82,6 @@ __all__ = [
     "Spec",
     "TooManyRequests",
     "default_runtime_python",
+    "log_stream_name",
     "where_functions_run",
 ]

@@ -115,6 +115,7 @@ class Environment:
         self._logs = _LogPipe()
         runtime_dir = spec.runtime_dir()
         env = spec.lambda_variables(api=self.api.address, tmp=self.tmp, runtime_dir=runtime_dir)
+        self.log_stream = env["AWS_LAMBDA_LOG_STREAM_NAME"]
         path = spec.python_path()
         python = Path(spec.runtime_python)
         self._started = time.monotonic()
@@ -285,6 +286,7 @@ class Environment:
             init_duration_ms=init_ms,
             duration_ms=duration,
             pid=self.pid,
+            log_stream=self.log_stream,
         )
 
     def _exited(self) -> bool:

@@ -17,6 +17,7 @@ __all__ = [
     "Spec",
     "TooManyRequests",
     "default_runtime_python",
+    "log_stream_name",
     "where_functions_run",
 ]
 
@@ -45,9 +46,9 @@ def where_functions_run(chosen: str | None = None) -> str:
     return "process" if default_runtime_python().exists() else "thread"
 
 
-def _log_stream() -> str:
-    # Lambda's stream name: 2024/01/31/[$LATEST]<32 hex digits>
-    return time.strftime("%Y/%m/%d/", time.gmtime()) + "[$LATEST]" + secrets.token_hex(16)
+def log_stream_name(version: str) -> str:
+    """A new environment's log stream, as Lambda names it: ``2026/01/31/[$LATEST]<32 hex>``."""
+    return time.strftime("%Y/%m/%d/", time.gmtime()) + f"[{version}]" + secrets.token_hex(16)
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class Spec:
             "AWS_LAMBDA_FUNCTION_VERSION": self.version,
             "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
             "AWS_LAMBDA_LOG_GROUP_NAME": self.log_group,
-            "AWS_LAMBDA_LOG_STREAM_NAME": _log_stream(),
+            "AWS_LAMBDA_LOG_STREAM_NAME": log_stream_name(self.version),
             "AWS_LAMBDA_RUNTIME_API": api,
             "LAMBDA_TASK_ROOT": str(self.code_dir),
             "LAMBDA_RUNTIME_DIR": str(runtime_dir),
@@ -141,6 +142,7 @@ class Result:
     init_duration_ms: float | None
     duration_ms: float
     pid: int  # the environment's process (which one ran it)
+    log_stream: str = ""  # the environment's log stream (its AWS_LAMBDA_LOG_STREAM_NAME)
 
 
 class TooManyRequests(Exception):

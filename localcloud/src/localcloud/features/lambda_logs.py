@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-import secrets
 import sys
 import threading
 import time
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from moto.logs.models import logs_backends
 
+from localcloud.environments.spec import log_stream_name
 from localcloud.faults import LambdaServiceError, LambdaTimeout
 from localcloud.features.lambda_runtime import InitError, InProcessLambdaBackend
 from localcloud.patching import Kind, Patch, Targets
@@ -68,11 +68,6 @@ def log_group_of(fn: Any) -> str:
         latest = functions.get(fn.function_name, {}).get("latest")
         config = getattr(latest, "logging_config", None)
     return str((config or {}).get("LogGroup") or f"/aws/lambda/{fn.function_name}")
-
-
-def stream_name(version: str) -> str:
-    """A new environment's log stream, as Lambda names it: ``2026/01/31/[$LATEST]<hex>``."""
-    return time.strftime("%Y/%m/%d/", time.gmtime()) + f"[{version}]" + secrets.token_hex(16)
 
 
 class _Routed:
@@ -131,7 +126,7 @@ class FunctionLogs:
         """The log stream of one environment of ``fn`` (the same for the same key)."""
         key = (fn.account_id, fn.region, fn.function_name, str(fn.version), *environment)
         with self._lock:
-            return self._streams.setdefault(key, stream_name(str(fn.version)))
+            return self._streams.setdefault(key, log_stream_name(str(fn.version)))
 
     def write(self, fn: Any, stream: str, lines: list[str]) -> None:
         """``lines`` as events of ``stream`` in the function's log group."""

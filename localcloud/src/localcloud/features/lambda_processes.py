@@ -151,7 +151,7 @@ class Processes:
                 sys.stdout.write(f"{line}\n")
         logs = self.runtime.function_logs  # and its log group (features/lambda_logs.py)
         if logs is not None:
-            logs.write(fn, logs.stream(fn, tenant, result.pid), result.logs)
+            logs.write(fn, result.log_stream, result.logs)  # the environment's own stream
         rec["outcome"] = result.error_type or "ok"
         if result.function_error:
             response_headers["x-amz-function-error"] = result.function_error

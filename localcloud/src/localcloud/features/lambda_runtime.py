@@ -228,6 +228,7 @@ class InProcessLambdaBackend(LambdaSimpleBackend):
         ctx = FakeLambdaContext(fn)
         ctx.tenant_id = tenant
         ctx.aws_request_id = request_header(headers, REQUEST_ID_HEADER) or ctx.aws_request_id
+        response_headers["x-amzn-RequestId"] = ctx.aws_request_id  # fixes/lambda_invoke_request_id
         rec: dict[str, Any] = {
             "function": fn.function_name,
             "event": event,
