@@ -245,7 +245,7 @@ pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP)  ## the workflow_type tests of te
 # The workflow paths once more with every function in environment processes of its own
 # (LOCALCLOUD_ENVIRONMENTS=process: the Lambda runtime's Python and awslambdaric, the function's
 # own variables, credentials and packages: localcloud/environments/), so that mode cannot rot
-# while threads stay the default (about a fifth more CPU on tests/e2e and tests/statemachine:
+# while threads stay the default (about a quarter more CPU on tests/e2e and tests/statemachine:
 # localcloud/README.md, What to know).
 pytest-process: $(BYTECODE_STAMP) $(LAMBDA_STAMP)  ## tests/statemachine/test_paths.py with functions in environment processes
 	LOCALCLOUD_ENVIRONMENTS=process $(BIN)/pytest -p no:xdist $(PYTEST_ARGS) \
