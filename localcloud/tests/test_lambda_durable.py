@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import time
 from collections.abc import Iterator
@@ -88,6 +89,11 @@ def test_a_wait_is_replayed_and_steps_run_once(cloud: LocalCloud) -> None:
     lines = [x for x in out.getvalue().splitlines() if not x.startswith(("START", "END", "REP"))]
     assert lines == ["invocation", "step one runs", "invocation", "step two runs"], lines
     assert cloud.clock.slept - slept == pytest.approx(600, abs=2)  # the wait, virtual clock
+    stamps = {e["EventType"]: e["EventTimestamp"] for e in boto3.client(
+        "lambda").get_durable_execution_history(DurableExecutionArn=reply["DurableExecutionArn"])[
+        "Events"]}  # fmt: skip
+    waited = (stamps["WaitSucceeded"] - stamps["WaitStarted"]).total_seconds()
+    assert waited == pytest.approx(600, abs=2)  # and its history shows it
     arn = reply["DurableExecutionArn"]
     assert arn.startswith(
         "arn:aws:lambda:us-east-1:123456789012:function:durable-steps:1/durable-execution/"
@@ -128,6 +134,14 @@ def test_a_failing_step_is_retried_after_its_delay(cloud: LocalCloud) -> None:
     # on the cloud's virtual clock and the real time that went by meanwhile (a loaded machine
     # takes part of each delay in real time)
     assert cloud.clock.slept - slept + time.monotonic() - began >= 2
+    # and its history shows them: the events are stamped on the execution's clock
+    events = boto3.client("lambda").get_durable_execution_history(
+        DurableExecutionArn=reply["DurableExecutionArn"]
+    )["Events"]
+    ends = [
+        e["EventTimestamp"] for e in events if e["EventType"] in {"StepFailed", "StepSucceeded"}
+    ]
+    assert [(b - a).total_seconds() >= 1 for a, b in itertools.pairwise(ends)] == [True, True]
     assert history(reply["DurableExecutionArn"])[1:-1] == [
         ("StepStarted", "flaky"),
         ("StepFailed", "flaky"),

@@ -104,9 +104,14 @@ class Execution:
     def id(self) -> str:
         return self.arn.rsplit("/", 1)[-1]
 
+    def clock(self) -> dt.datetime:
+        """The time on its clock, real time plus what it slept on a virtual clock: its events'
+        and operations' timestamps (a wait or a retry delay shows between them, as on AWS)."""
+        return now() + dt.timedelta(seconds=self.virtual)
+
     def elapsed(self) -> float:
-        """Seconds since it started: real time plus what it slept on a virtual clock."""
-        return (now() - self.started).total_seconds() + self.virtual
+        """Seconds since it started, on its clock."""
+        return (self.clock() - self.started).total_seconds()
 
     def touch(self, op_id: str) -> None:
         self.seq += 1
@@ -120,7 +125,7 @@ class Execution:
     def close(self, status: str, result: str | None = None, error: Any = None) -> None:
         if self.status != "RUNNING":
             return
-        self.status, self.ended, self.token = status, now(), None
+        self.status, self.ended, self.token = status, self.clock(), None
         self.result = result if result is not None else self.result
         self.error = error if error is not None else self.error
         op = self.operations[self.execution_op]
@@ -177,7 +182,7 @@ def record_event(execution: Execution, op: dict[str, Any]) -> None:
     kind = _TYPES[op["Type"]] + ("Failed" if retry else _STATUSES[status])
     event: dict[str, Any] = {
         "EventType": kind, "EventId": len(execution.events) + 1, "Id": op["Id"],
-        "EventTimestamp": now().timestamp(),
+        "EventTimestamp": execution.clock().timestamp(),
     }  # fmt: skip
     for key in ("Name", "SubType", "ParentId"):
         if op.get(key):
@@ -206,14 +211,19 @@ def record_event(execution: Execution, op: dict[str, Any]) -> None:
 def set_status(execution: Execution, op: dict[str, Any], status: str) -> None:
     op["Status"] = status
     if status in TERMINAL:
-        op["EndTimestamp"] = now()
+        op["EndTimestamp"] = execution.clock()
     execution.touch(op["Id"])
     record_event(execution, op)
 
 
 def _start(service: Service, execution: Execution, u: dict[str, Any]) -> None:
     op_id, kind = u["Id"], u["Type"]
-    op: dict[str, Any] = {"Id": op_id, "Type": kind, "StartTimestamp": now(), "Status": "STARTED"}
+    op: dict[str, Any] = {
+        "Id": op_id,
+        "Type": kind,
+        "StartTimestamp": execution.clock(),
+        "Status": "STARTED",
+    }
     for key in ("Name", "SubType", "ParentId"):
         if u.get(key):
             op[key] = u[key]
@@ -224,7 +234,8 @@ def _start(service: Service, execution: Execution, u: dict[str, Any]) -> None:
         op["StepDetails"] = {"Attempt": (previous or {}).get("StepDetails", {}).get("Attempt", 0)}
     elif kind == "WAIT":
         seconds = int((u.get("WaitOptions") or {}).get("WaitSeconds", 1))
-        op["WaitDetails"] = {"ScheduledEndTimestamp": now() + dt.timedelta(seconds=seconds)}
+        due = execution.clock() + dt.timedelta(seconds=seconds)
+        op["WaitDetails"] = {"ScheduledEndTimestamp": due}
         execution.timers.append((execution.elapsed() + seconds, op_id))
     elif kind == "CALLBACK":
         callback_id = uuid.uuid4().hex
@@ -290,7 +301,7 @@ def _apply(  # noqa: PLR0912 - one branch per type and action
     elif action == "RETRY" and kind == "STEP":
         delay = int((u.get("StepOptions") or {}).get("NextAttemptDelaySeconds", 0))
         target["Attempt"] = int(target.get("Attempt", 0)) + 1
-        target["NextAttemptTimestamp"] = now() + dt.timedelta(seconds=delay)
+        target["NextAttemptTimestamp"] = execution.clock() + dt.timedelta(seconds=delay)
         if u.get("Error"):
             target["Error"] = u["Error"]
         execution.timers.append((execution.elapsed() + delay, op_id))
