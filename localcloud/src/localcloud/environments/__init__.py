@@ -71,7 +71,6 @@ from localcloud.environments.spec import (
     Spec,
     TooManyRequests,
     default_runtime_python,
-    log_stream_name,
     where_functions_run,
 )
 
@@ -82,6 +81,5 @@ __all__ = [
     "Spec",
     "TooManyRequests",
     "default_runtime_python",
-    "log_stream_name",
     "where_functions_run",
 ]

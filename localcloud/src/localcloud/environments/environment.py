@@ -120,6 +120,7 @@ class Environment:
         python = Path(spec.runtime_python)
         self._started = time.monotonic()
         self._function = ""  # its configuration's fork server (see _function_server)
+        self._path = json.dumps(path)  # the key in LEARNED of what its code and libraries import
         self._report: Path | None = None  # where it reports its library imports, if first
         try:
             if spec.fork_server:
@@ -129,7 +130,7 @@ class Environment:
                     self._report = self.tmp.with_suffix(".imports")
                     # what another configuration of the same code and libraries imported, if one
                     # did: preloaded with this configuration's variables all the same
-                    learned = LEARNED.get(json.dumps(path))
+                    learned = LEARNED.get(self._path)
                 if learned is None:
                     server = fork_server(python, "" if _own_sdk(path) else RUNTIME_SDK)
                 else:
@@ -243,7 +244,7 @@ class Environment:
         if report is not None:
             with contextlib.suppress(OSError, ValueError):
                 learned = json.loads(report.read_text(encoding="utf-8"))
-                LEARNED[self._function] = LEARNED[json.dumps(self.spec.python_path())] = learned
+                LEARNED[self._function] = LEARNED[self._path] = learned
             report.unlink(missing_ok=True)
 
     def _result(  # noqa: PLR0917 - the parts of one REPORT

@@ -221,10 +221,9 @@ def _build(rt: Runtime) -> Targets:
         rt.function_logs = None
         for name in ("stdout", "stderr"):  # the streams _route_output replaced, back
             stream = getattr(sys, name)
-            if isinstance(stream, _Routed):
-                while isinstance(stream, _Routed):
-                    stream = stream.target
-                setattr(sys, name, stream)
+            while isinstance(stream, _Routed):
+                stream = stream.target
+            setattr(sys, name, stream)
 
     rt.on_close(forget)
     return {(InProcessLambdaBackend, "logged"): logged}
