@@ -34,6 +34,8 @@ PYTEST_WORKERS ?= auto
 # The EXPRESS pass runs beside the main one (make test): one worker, as the cores are taken
 # anyway, spares a second worker's start-up and collection (about 15 s of CPU).
 EXPRESS_WORKERS ?= 1
+# `make demo WORKFLOW_TYPE=EXPRESS`: the per-object workflow as EXPRESS (default: the template's)
+WORKFLOW_TYPE ?=
 # How xdist hands tests to its workers (worksteal: idle workers take tests from busy ones).
 PYTEST_DIST ?= worksteal
 # Jobs of `make lint` and `make test` at once (after bootstrap): each pytest run counts as one.
@@ -101,7 +103,7 @@ UV_QUIET ?= -q
 export UV_PYTHON_DOWNLOADS := never
 export UV_NO_PROGRESS := 1
 
-.PHONY: help bootstrap lint build test unit pytest pytest-express pytest-process demo bench bench-cold-start iam-report up cost clean distclean
+.PHONY: help bootstrap lint build test unit pytest pytest-express pytest-thread demo bench bench-cold-start iam-report up cost clean distclean
 
 help:  ## list targets
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -237,19 +239,19 @@ pytest: $(BYTECODE_STAMP) $(SAM_STAMP) $(LAMBDA_STAMP)  ## the whole pytest suit
 # per-object workflow as EXPRESS (every stack of the run gets WorkflowType=EXPRESS, as
 # `sam deploy --parameter-overrides`): tests/e2e and tests/statemachine less the modules that
 # cannot differ (tests/conftest.py, WORKFLOW_INDEPENDENT, marks the others workflow_type).
-pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP)  ## the workflow_type tests of tests/e2e and tests/statemachine as EXPRESS
+pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP) $(LAMBDA_STAMP)  ## the workflow_type tests of tests/e2e and tests/statemachine as EXPRESS
 	LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS" \
 	  $(BIN)/pytest -n $(EXPRESS_WORKERS) --dist $(PYTEST_DIST) -m workflow_type $(PYTEST_ARGS) \
 	  tests/e2e tests/statemachine
 
-# The workflow paths once more with every function in environment processes of its own
-# (LOCALCLOUD_ENVIRONMENTS=process: the Lambda runtime's Python and awslambdaric, the function's
-# own variables, credentials and packages: localcloud/environments/), so that mode cannot rot
-# while threads stay the default (about a quarter more CPU on tests/e2e and tests/statemachine:
-# localcloud/README.md, What to know).
-pytest-process: $(BYTECODE_STAMP) $(LAMBDA_STAMP)  ## tests/statemachine/test_paths.py with functions in environment processes
-	LOCALCLOUD_ENVIRONMENTS=process $(BIN)/pytest -p no:xdist $(PYTEST_ARGS) \
-	  tests/statemachine/test_paths.py
+# The workflow paths once more with the handlers in-process (LOCALCLOUD_ENVIRONMENTS=thread:
+# one invocation of a function at a time, on a thread of the local cloud), the local cloud's
+# fallback where no Lambda runtime (.venv-lambda, Python 3.13) is installed, so that mode
+# cannot rot while environment processes are the default.
+pytest-thread: $(BYTECODE_STAMP)  ## tests/statemachine/test_paths.py with handlers in-process (no .venv-lambda)
+	LOCALCLOUD_ENVIRONMENTS=thread $(BIN)/pytest -p no:xdist $(PYTEST_ARGS) \
+	  tests/statemachine/test_paths.py \
+	  tests/e2e/test_event_graph.py::test_a_function_runs_one_invocation_at_a_time_like_one_environment
 
 # Everything runs side by side (-j, -k: every check reports; make exits non-zero when any
 # failed, and --output-sync prints each one's output whole when it ends). Each check waits
@@ -261,13 +263,14 @@ pytest-process: $(BYTECODE_STAMP) $(LAMBDA_STAMP)  ## tests/statemachine/test_pa
 # own with `make build BUILD_DIR=...`, deploys the build with sam deploy and uploads to it.)
 test:  ## bootstrap, then lint + whole test suite (sam build included) + EXPRESS pass side by side (what CI runs)
 	@$(MAKE) --no-print-directory --output-sync=target -k -j$(TEST_JOBS) \
-	  pytest pytest-express pytest-process $(LINT_CHECKS)
+	  pytest pytest-express pytest-thread $(LINT_CHECKS)
 
 unit: bootstrap  ## unit tests only
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
 
-# Only the app's venv is needed (no SAM CLI): a fresh clone runs this after one pip install.
-demo: $(DEV_STAMP)  ## every workflow path through the local cloud (S3 -> EventBridge -> Step Functions), one table
+# The app's venv and the Lambda runtime's (no SAM CLI): each function runs in environment
+# processes of its own (its handler in-process where no Python 3.13 is found).
+demo: $(DEV_STAMP) $(LAMBDA_STAMP)  ## every workflow path through the local cloud (S3 -> EventBridge -> Step Functions), one table
 	$(BIN)/ingestctl local demo $(if $(WORKFLOW_TYPE),--workflow-type $(WORKFLOW_TYPE))
 
 bench: bootstrap  ## latency per path, burst, deploy time, make test wall time, redrive, transform MB/s, large formats, cold start

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import os
 import re
 import subprocess
@@ -186,6 +187,21 @@ def test_boto3_against_the_served_endpoint_works(port: int) -> None:
     assert s3.get_object(Bucket="front-plain", Key="sdk.txt")["Body"].read() == b"from the SDK"
     sqs = boto3.client("sqs", endpoint_url=f"http://localhost:{port}", region_name="us-east-1")
     assert sqs.create_queue(QueueName="front-sdk")["QueueUrl"]
+
+
+def test_the_endpoint_of_the_functions_environments_logs_no_request(
+    cloud: LocalCloud, port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A served endpoint logs an access line per request; the one a cloud serves for its
+    functions' environments (log_requests=False) does not: each of their SDK calls would be
+    a line in the terminal of `make demo` or a test run."""
+    quiet = cloud.serve(port=0, log_requests=False)
+    with caplog.at_level(logging.INFO, logger="werkzeug"):
+        s3_client(port).head_bucket(Bucket="front-plain")
+        logged = len(caplog.records)
+        s3_client(int(quiet.url.rsplit(":", 1)[1])).head_bucket(Bucket="front-plain")
+    assert logged == 1, caplog.text
+    assert len(caplog.records) == 1, caplog.text
 
 
 def test_a_connection_is_kept_for_the_next_request(port: int) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 from typing import Any
 
@@ -15,6 +14,7 @@ from botocore.exceptions import ClientError
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
 from ingest_tools.local_pipeline import Pipeline
 from localcloud.cloud import REGION, LocalCloud
+from localcloud.environments import where_functions_run
 from tests.support import AWKWARD_KEYS, sample_file, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -154,7 +154,7 @@ def test_duplicate_delivered_in_sequence_processes_once(pipeline: Pipeline) -> N
 
 
 @pytest.mark.skipif(
-    os.environ.get("LOCALCLOUD_ENVIRONMENTS") == "process",
+    where_functions_run() == "process",
     reason="functions on threads: one environment each; environment processes run concurrent "
     "calls in several (localcloud/tests/test_function_processes.py)",
 )

@@ -43,6 +43,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 
 from localcloud import STACK_NAME, TEMPLATE, registry
 from localcloud.console.extensions import ConsoleExtensions
+from localcloud.environments import where_functions_run
 from localcloud.faults import Faults
 from localcloud.features import delivery, executions, lambda_async
 from localcloud.features.event_source_mappings import EventSourceMappings
@@ -169,9 +170,10 @@ class LocalCloud:
     ``environment`` overrides the functions' environment variables as ``sam local invoke
     --env-vars`` does (``{"Parameters": {...}, "<LogicalId>": {...}}``).
 
-    ``environments="process"`` (``LOCALCLOUD_ENVIRONMENTS=process``) runs each function in
-    environment processes of its own (features/lambda_processes.py) instead of in-process
-    (``localcloud up``'s default: ``environments.where_functions_run``).
+    Each function runs in environment processes of its own (features/lambda_processes.py)
+    where the Lambda runtime is installed (.venv-lambda); ``environments="thread"``
+    (``LOCALCLOUD_ENVIRONMENTS=thread``) runs the handlers in-process instead, one invocation
+    of a function at a time (``environments.where_functions_run``).
     """
 
     def __init__(
@@ -203,7 +205,7 @@ class LocalCloud:
             time_scale=time_scale, mock_config=mock_config, account=self.account_id
         )
         self.runtime.authorizer.enabled = self.iam
-        if (environments or os.environ.get("LOCALCLOUD_ENVIRONMENTS", "thread")) == "process":
+        if where_functions_run(environments) == "process":
             self.runtime.processes = Processes(self.runtime)  # features/lambda_processes.py
         features = {"event_delivery"} if event_delivery else set()
         self.patches: PatchSet = registry.patch_set(
@@ -253,7 +255,7 @@ class LocalCloud:
         )
         self.runtime.stacks = StackOperations()
         if self.runtime.processes is not None:  # the functions' environments call it over HTTP
-            self.runtime.processes.endpoint = self.serve(port=0).url
+            self.runtime.processes.endpoint = self.serve(port=0, log_requests=False).url
         self.runtime.stack_listeners.append(self._stack_updated)
         self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
         self.schedules = Schedules(self.account_id, self.region, self.clock, self.runtime)
@@ -484,11 +486,12 @@ class LocalCloud:
             self.mappings.drain(timeout)
 
     # --- HTTP -------------------------------------------------------------------------
-    def serve(self, host: str = "127.0.0.1", port: int = 4566) -> Any:
-        """Serve this cloud on http://host:port (moto's server app + /_localcloud/ admin)."""
+    def serve(self, host: str = "127.0.0.1", port: int = 4566, *, log_requests: bool = True) -> Any:
+        """Serve this cloud on http://host:port (moto's server app + /_localcloud/ admin),
+        each request logged (werkzeug's access lines) unless ``log_requests`` is False."""
         from localcloud.server import LocalCloudServer
 
-        server = LocalCloudServer(self, host, port)
+        server = LocalCloudServer(self, host, port, log_requests=log_requests)
         server.start()
         self._servers.append(server)
         return server

@@ -517,6 +517,11 @@ class KeepAliveRequestHandler(MotoRequestHandler):
 
     keep = False
     disable_nagle_algorithm = True  # a response's head and body are sent apart
+    log_requests = True  # werkzeug's access line for each request
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        if self.log_requests:
+            super().log_request(code, size)
 
     def run_wsgi(self) -> None:
         length = self.headers.get("Content-Length") or "0"
@@ -542,12 +547,15 @@ class KeepAliveRequestHandler(MotoRequestHandler):
 class LocalCloudServer:
     """``cloud`` served on http://host:port behind a ``Front`` of ``policy`` (default:
     ``default_policy()``); ``start`` raises ValueError for an address beyond loopback that
-    the policy does not allow."""
+    the policy does not allow. ``log_requests``: False for the endpoint only the functions'
+    environments call (no access line for each of their calls)."""
 
     def __init__(
-        self, cloud: ServedCloud, host: str, port: int, policy: FrontPolicy | None = None
-    ) -> None:
+        self, cloud: ServedCloud, host: str, port: int, policy: FrontPolicy | None = None,
+        *, log_requests: bool = True,
+    ) -> None:  # fmt: skip
         self.cloud, self.host, self.port = cloud, host, port
+        self.log_requests = log_requests
         self.policy = policy if policy is not None else default_policy()
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
@@ -563,8 +571,11 @@ class LocalCloudServer:
         # a request signed with a role session's credentials acts as it (features/role_sessions)
         signed = SignedRequests(AdminApp(self.cloud, dispatcher), self.cloud.runtime.authorizer)
         app = Front(signed, dispatcher, self.policy.for_bind(self.host))
+        handler = KeepAliveRequestHandler
+        if not self.log_requests:
+            handler = type("QuietRequestHandler", (handler,), {"log_requests": False})
         self._server = make_server(
-            self.host, self.port, app, threaded=True, request_handler=KeepAliveRequestHandler
+            self.host, self.port, app, threaded=True, request_handler=handler
         )
         self.port = int(self._server.server_address[1])
         # serve_forever's poll: shutdown() waits for it (the default 0.5 s, at every stop)
