@@ -517,11 +517,6 @@ class KeepAliveRequestHandler(MotoRequestHandler):
 
     keep = False
     disable_nagle_algorithm = True  # a response's head and body are sent apart
-    log_requests = True  # werkzeug's access line for each request
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        if self.log_requests:
-            super().log_request(code, size)
 
     def run_wsgi(self) -> None:
         length = self.headers.get("Content-Length") or "0"
@@ -542,6 +537,13 @@ class KeepAliveRequestHandler(MotoRequestHandler):
     def send_header(self, keyword: str, value: str) -> None:
         if not (self.keep and keyword.lower() == "connection"):  # werkzeug's "close"
             super().send_header(keyword, value)
+
+
+class QuietRequestHandler(KeepAliveRequestHandler):
+    """Without werkzeug's access line for each request."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
 
 
 class LocalCloudServer:
@@ -571,9 +573,7 @@ class LocalCloudServer:
         # a request signed with a role session's credentials acts as it (features/role_sessions)
         signed = SignedRequests(AdminApp(self.cloud, dispatcher), self.cloud.runtime.authorizer)
         app = Front(signed, dispatcher, self.policy.for_bind(self.host))
-        handler = KeepAliveRequestHandler
-        if not self.log_requests:
-            handler = type("QuietRequestHandler", (handler,), {"log_requests": False})
+        handler = KeepAliveRequestHandler if self.log_requests else QuietRequestHandler
         self._server = make_server(
             self.host, self.port, app, threaded=True, request_handler=handler
         )
