@@ -5,6 +5,7 @@ its configuration as it is now."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import boto3
 import pytest
 
 from localcloud.cloud import LocalCloud
-from localcloud.environments import default_runtime_python
+from localcloud.environments import default_runtime_python, runtimes
 from localcloud.faults import named_error
 
 pytestmark = [
@@ -53,6 +54,8 @@ def aside(event, context):  # the function's credentials, from a thread and a su
     thread.join()
     child = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True)
     return {"thread": seen[0], "subprocess": "AccessDenied" in child.stderr or child.returncode}
+def version(event, context):
+    return {"python": "%d.%d" % sys.version_info[:2]}
 def _outcome(code):
     try:
         exec(code, {})
@@ -185,6 +188,12 @@ Resources:
                       BackoffRate: 1
                   End: true
             End: true
+  Older:
+    Type: AWS::Serverless::Function
+    Properties: {Runtime: python3.12, Handler: index.version}
+  Newer:
+    Type: AWS::Serverless::Function
+    Properties: {Runtime: python3.14, Handler: index.version}
   Late:
     Type: AWS::Serverless::StateMachine
     Properties:
@@ -237,6 +246,24 @@ def test_each_function_has_its_own_variables_and_credentials(cloud: LocalCloud) 
     assert reader["listed"] == 0  # its role may list the bucket
     assert "AccessDenied" in str(other["listed"])  # judged by its own role's credentials
     assert "assumed-role" in str(other["listed"])
+
+
+def test_a_function_runs_on_its_runtimes_python_else_the_nearest_with_a_warning(
+    cloud: LocalCloud, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Runtime python3.12 runs on this machine's Python 3.12 (a runtime environment made for
+    it once); python3.14, which this machine has not, on the nearest, Python 3.13, saying so."""
+    with caplog.at_level(logging.WARNING, logger="localcloud"):
+        newer = call(cloud, "Newer")["python"]
+        older = call(cloud, "Older")["python"]
+    assert newer == "3.13"
+    assert f"{cloud.functions['Newer']}: Runtime python3.14 runs on Python 3.13" in caplog.text
+    assert "Runtime python3.13" not in caplog.text
+    if runtimes.interpreter(12) is not None:
+        assert older == "3.12", caplog.text
+        assert "Runtime python3.12" not in caplog.text
+    else:
+        assert f"{cloud.functions['Older']}: Runtime python3.12 runs on" in caplog.text
 
 
 def test_a_configuration_update_reaches_the_next_environment(cloud: LocalCloud) -> None:

@@ -9,6 +9,9 @@ Lambda's own. The process gets the function's Environment variables plus those L
 (_HANDLER, AWS_LAMBDA_FUNCTION_NAME, AWS_LAMBDA_RUNTIME_API, LAMBDA_TASK_ROOT, TZ ...), the
 credentials and AWS_ENDPOINT_URL it is given, a Python path of its code directory, its layers
 and the runtime (nothing of the local cloud), a TMPDIR of its own (removed with it).
+A function whose Runtime is another ``python3.x`` runs on this machine's Python 3.x, in a
+runtime environment with the same pins made once, or on the nearest there is, with a warning
+naming both (runtimes.py).
 
 Use::
 

@@ -39,9 +39,11 @@ from pathlib import Path
 __all__ = [
     "POWERTOOLS_LAYER",
     "HostBuildError",
+    "cache_dir",
     "foreign_distributions",
     "host_builds",
     "powertools_layer",
+    "python_tag",
     "requirements_build",
 ]
 
@@ -97,7 +99,7 @@ def _lines(path: Path) -> list[str]:
         return []
 
 
-def _python_tag(python: Path) -> str:
+def python_tag(python: Path) -> str:
     """``cp313`` for a Python 3.13 (asked once per Python)."""
     with _LOCK:
         if python not in _TAGS:
@@ -108,9 +110,10 @@ def _python_tag(python: Path) -> str:
         return _TAGS[python]
 
 
-def _cache_root() -> Path:
+def cache_dir(name: str) -> Path:
+    """``name`` in the local cloud's cache: ``$LOCALCLOUD_CACHE`` or ``~/.cache/localcloud``."""
     base = os.environ.get("LOCALCLOUD_CACHE") or Path.home() / ".cache" / "localcloud"
-    return Path(base) / "host-builds"
+    return Path(base) / name
 
 
 def _install(python: Path, requirements: list[str], *, deps: bool, why: str) -> Path:
@@ -118,7 +121,7 @@ def _install(python: Path, requirements: list[str], *, deps: bool, why: str) -> 
     key = hashlib.sha256(
         "\n".join([str(python.resolve()), _machine(), str(deps), *sorted(requirements)]).encode()
     ).hexdigest()[:16]
-    target = _cache_root() / key
+    target = cache_dir("host-builds") / key
     with _LOCK:
         if (target / ".complete").exists():
             return target
@@ -145,13 +148,13 @@ def _install(python: Path, requirements: list[str], *, deps: bool, why: str) -> 
 def host_builds(directories: list[Path], python: Path) -> list[Path]:
     """For each of ``directories`` holding packages this machine cannot load, a directory of
     the same packages built for it (to go before them on the path)."""
-    python_tag = _python_tag(python)
+    tag = python_tag(python)
     builds = []
     for directory in directories:
-        foreign = foreign_distributions(directory, python_tag)
+        foreign = foreign_distributions(directory, tag)
         if foreign:
             names = ", ".join(f"{n} {v} ({t})" for n, v, t in foreign)
-            why = f"{directory} has {names}, not for {python_tag} on {_machine()}"
+            why = f"{directory} has {names}, not for {tag} on {_machine()}"
             pins = [f"{n}=={v}" for n, v, _ in foreign]
             builds.append(_install(python, pins, deps=False, why=why))
     return builds

@@ -25,6 +25,7 @@ a stream per environment (features/lambda_logs.py).
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 import uuid
@@ -32,19 +33,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localcloud.code import unpacked
-from localcloud.environments import EnvironmentPool, Spec, default_runtime_python
+from localcloud.environments import EnvironmentPool, Spec
 from localcloud.environments.host_build import (
     POWERTOOLS_LAYER,
     host_builds,
     powertools_layer,
     requirements_build,
 )
+from localcloud.environments.runtimes import runtime_python
 from localcloud.features.lambda_logs import uncaptured
 
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
 __all__ = ["ProcessFunction", "Processes"]
+
+LOG = logging.getLogger(__name__)
 
 
 def _layers(fn: Any, python: Path) -> list[Path]:
@@ -107,7 +111,9 @@ class Processes:
             if pool is None:
                 registry = self.runtime.authorizer.credentials
                 credentials = registry.issue(fn.role, fn.function_name)
-                python = default_runtime_python()
+                python, unlike = runtime_python(fn.run_time)  # its Runtime's, else the nearest
+                if unlike:
+                    LOG.warning("%s: %s", fn.function_name, unlike)
                 layers = _layers(fn, python)
                 spec = Spec(
                     function_name=fn.function_name,
