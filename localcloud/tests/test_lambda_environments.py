@@ -169,6 +169,48 @@ def test_a_first_environment_has_the_runtimes_sdk_unless_it_brings_its_own(
     assert c == b  # its own code is never preloaded, nor the runtime's boto3 before it
 
 
+STAGED = """\
+import os, time
+import stage_lib  # a library that reads STAGE when imported
+def handler(event, context):
+    time.sleep(event.get("sleep", 0))
+    return {"server": os.getppid(), "stage": stage_lib.STAGE, "note": os.environ["NOTE"]}
+"""
+
+
+def test_configurations_share_a_fork_server_unless_a_library_read_their_difference(
+    tmp_path: Path,
+) -> None:
+    """Functions of one code and layers whose variables differ only in ones no library read
+    when preloaded (NOTE) are forked from one server; one whose library read a variable
+    with another value (STAGE) gets a server of its own, so it still reads its own."""
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "app.py").write_text(STAGED)
+    (tmp_path / "layer" / "python").mkdir(parents=True)
+    (tmp_path / "layer" / "python" / "stage_lib.py").write_text(
+        "import os\nSTAGE = os.environ['STAGE']\n"
+    )
+
+    def pool(name: str, stage: str) -> EnvironmentPool:
+        variables = {"STAGE": stage, "NOTE": name}
+        layers = [tmp_path / "layer"]
+        return EnvironmentPool(spec(tmp_path / "code", "app.handler", name=name,
+                                    variables=variables, layers=layers))  # fmt: skip
+
+    with pool("a", "blue") as a, pool("b", "blue") as b, pool("c", "green") as c:
+        json.loads(a.invoke(b"{}").payload)  # a first environment: it reports its libraries
+        first_b = json.loads(b.invoke(b"{}").payload)  # b's own server, preloaded as blue
+        first_c = json.loads(c.invoke(b"{}").payload)  # green: not b's server
+        busy = threading.Thread(target=a.invoke, args=(b'{"sleep": 1}',))
+        busy.start()  # a's warm environment is busy: the next invocation starts another
+        time.sleep(0.3)
+        second_a = json.loads(a.invoke(b"{}").payload)
+        busy.join(10)
+    assert (first_b["stage"], first_c["stage"], second_a["stage"]) == ("blue", "green", "blue")
+    assert (first_b["note"], first_c["note"], second_a["note"]) == ("b", "c", "a")
+    assert second_a["server"] == first_b["server"] != first_c["server"]
+
+
 def test_a_missing_module_is_lambdas_import_module_error(code: Path) -> None:
     with EnvironmentPool(spec(code, "missing.handler")) as pool:
         result = pool.invoke(b"{}")

@@ -23,6 +23,10 @@ first invocation, and loads the SDK data of the services whose clients that envi
 from the default boto3 session, as reported by it (a request's ``report``: a file the child
 writes before it posts its first result). Its children then import only the function's own
 code (and what was not reported), and their clients are made from data already loaded.
+When ready, a server says which variables its preload read, with their values (``read``:
+os.environ's reads recorded; urllib's proxy lookup reads the names of the ``*_proxy`` ones,
+any other listing reads them all: None). Another configuration of the same libraries whose
+variables have those values is forked from it too (launcher.fork_server).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import os
 import signal
 import socket
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 PRELOADED = (
     # awslambdaric's bootstrap and what it imports at start
@@ -196,16 +200,49 @@ def serve(sock: socket.socket, base_path: list[str]) -> None:
         sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
 
 
-def _configure(function: dict[str, Any]) -> None:
-    """Become the fork server of a function configuration (or of the runtime: ``{}``)."""
+class _Reads(type(os.environ)):  # type: ignore[misc,valid-type]  # os._Environ, recording reads
+    read: ClassVar[dict[str, str | None] | None] = {}
+
+    def __getitem__(self, key: str) -> str:  # get, in, getenv too (Mapping's)
+        try:
+            value: str | None = super().__getitem__(key)
+        except KeyError:
+            value = None
+        if _Reads.read is not None:
+            _Reads.read[key] = value
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __iter__(self) -> Any:
+        names = list(super().__iter__())
+        caller = sys._getframe(1).f_code.co_name
+        if _Reads.read is not None and caller == "getproxies_environment":
+            # urllib (botocore's proxies) reads the *_proxy variables: their names are read too
+            proxies = sorted(n for n in names if n.lower().endswith("_proxy"))
+            _Reads.read["*_proxy"] = " ".join(proxies)
+        else:
+            _Reads.read = None  # every variable read: the server is this configuration's only
+        return iter(names)
+
+
+def _configure(function: dict[str, Any]) -> dict[str, str | None] | None:
+    """Become the fork server of a function configuration (or of the runtime: ``{}``): the
+    variables its preload read, with their values (None: it read them all)."""
     os.environ.update({str(k): str(v) for k, v in function.get("env", {}).items()})
     sys.path[:0] = function.get("path", [])
-    _preload(function.get("modules", []), function.get("services", []),
-             function.get("env", {}).get("AWS_REGION"))  # fmt: skip
+    _Reads.read = {}
+    environ_class, os.environ.__class__ = os.environ.__class__, _Reads
+    try:
+        _preload(function.get("modules", []), function.get("services", []),
+                 function.get("env", {}).get("AWS_REGION"))  # fmt: skip
+    finally:
+        os.environ.__class__ = environ_class
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         sys.exit("a preloaded module started a thread: a fork would lose it")
     gc.freeze()  # what every child shares: never gone over by a child's collections
+    return _Reads.read
 
 
 def _server_child(function: dict[str, Any], fd: int, parent: socket.socket,
@@ -216,8 +253,8 @@ def _server_child(function: dict[str, Any], fd: int, parent: socket.socket,
     try:
         parent.close()
         sock = socket.socket(fileno=fd)
-        _configure(function)
-        sock.sendall(b'{"ready": true}\n')
+        read = _configure(function)
+        sock.sendall(json.dumps({"ready": True, "read": read}).encode() + b"\n")
         serve(sock, base_path)
         code = 0
     except SystemExit as exit_:  # a preloaded module started a thread: the client falls back
@@ -230,8 +267,8 @@ def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     base_path = list(sys.path)
     _start()
-    _configure(json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
-    sock.sendall(b'{"ready": true}\n')
+    read = _configure(json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
+    sock.sendall(json.dumps({"ready": True, "read": read}).encode() + b"\n")
     serve(sock, base_path)
 
 

@@ -93,9 +93,21 @@ class ForkServer:
                     start_new_session=True,
                 )
                 self._pid = self._proc.pid
-        ready = self._sock.recv(4096)
+        ready = self._sock.recv(1 << 16)
         if not ready:
             raise RuntimeError(f"the fork server of {python} did not start")
+        #: the variables its preload read, with their values (None: all of them)
+        self.read: dict[str, str | None] | None = json.loads(ready).get("read")
+
+    def serves(self, variables: Mapping[str, str]) -> bool:
+        """Whether a configuration of these variables may use this server: its preload read
+        none of them with another value (then only the function's own code differs)."""
+        if self.read is None:
+            return False
+        env = {**_runtime_env(self.python), **variables}
+        proxies = " ".join(sorted(n for n in env if n.lower().endswith("_proxy")))
+        return all((proxies if name == "*_proxy" else env.get(name)) == value
+                   for name, value in self.read.items())  # fmt: skip
 
     def _request(self, request: dict[str, object], fd: int) -> int:
         with self._lock:
@@ -141,11 +153,31 @@ _FAILED: set[str] = set()
 MAX_FUNCTION_SERVERS = 24
 
 
+def _sharing(python: Path, function: str) -> tuple[Path, str] | None:
+    """A running server of another configuration of the same libraries that this one may use
+    (``ForkServer.serves``): its key."""
+    config = json.loads(function)
+    libraries = {k: v for k, v in config.items() if k != "env"}
+    for key, server in reversed(_servers.items()):
+        if key[0] == python and key[1] and server.alive() and server.serves(config.get("env", {})):
+            other = json.loads(key[1])
+            if {k: v for k, v in other.items() if k != "env"} == libraries:
+                return key
+    return None
+
+
 def fork_server(python: Path, function: str = "", origin: str | None = None) -> ForkServer:
     """The fork server of this runtime Python, or of a function configuration (a JSON
     object: see _forkserver.py), started once and restarted if it ended (forked from the
-    ``origin`` configuration's server when given); a function's that cannot start (a
-    preloaded module started a thread) falls back to the runtime's."""
+    ``origin`` configuration's server when given), or the server of another configuration of
+    the same libraries whose preload read none of this one's variables with another value; a
+    function's that cannot start (a preloaded module started a thread) falls back to the
+    runtime's."""
+    with _servers_lock:
+        shared = _sharing(python, function) if function and function not in _FAILED else None
+        if shared is not None and function not in {k[1] for k in _servers}:
+            _servers[shared] = _servers.pop(shared)  # the most recently used
+            return _servers[shared]
     source = fork_server(python, origin) if origin is not None and function else None
     with _servers_lock:
         key = (python, "" if function in _FAILED else function)
