@@ -244,14 +244,15 @@ pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP) $(LAMBDA_STAMP)  ## the workflow_
 	  $(BIN)/pytest -n $(EXPRESS_WORKERS) --dist $(PYTEST_DIST) -m workflow_type $(PYTEST_ARGS) \
 	  tests/e2e tests/statemachine
 
-# The workflow paths once more with the handlers in-process (LOCALCLOUD_ENVIRONMENTS=thread:
-# one invocation of a function at a time, on a thread of the local cloud), the local cloud's
-# fallback where no Lambda runtime (.venv-lambda, Python 3.13) is installed, so that mode
-# cannot rot while environment processes are the default.
-pytest-thread: $(BYTECODE_STAMP)  ## tests/statemachine/test_paths.py with handlers in-process (no .venv-lambda)
-	LOCALCLOUD_ENVIRONMENTS=thread $(BIN)/pytest -p no:xdist $(PYTEST_ARGS) \
-	  tests/statemachine/test_paths.py \
-	  tests/e2e/test_event_graph.py::test_a_function_runs_one_invocation_at_a_time_like_one_environment
+# One path of each outcome once more with the handlers in-process (LOCALCLOUD_ENVIRONMENTS=
+# thread: one invocation of a function at a time, on a thread of the local cloud), the local
+# cloud's fallback where no Lambda runtime (.venv-lambda, Python 3.13) is installed, so that
+# mode cannot rot while environment processes are the default.
+THREAD_PATHS := test_happy_path or transient or configuration_error or our_code_did_not_raise \
+  or bad_data_is_quarantined or process_timeout or takes_the_large_file_path or one_invocation
+pytest-thread: $(BYTECODE_STAMP)  ## a path of each outcome with handlers in-process (no .venv-lambda)
+	LOCALCLOUD_ENVIRONMENTS=thread $(BIN)/pytest -p no:xdist $(PYTEST_ARGS) -k "$(THREAD_PATHS)" \
+	  tests/statemachine/test_paths.py tests/e2e/test_event_graph.py
 
 # Everything runs side by side (-j, -k: every check reports; make exits non-zero when any
 # failed, and --output-sync prints each one's output whole when it ends). Each check waits
