@@ -169,14 +169,21 @@ $(CHECKOV_STAMP): pyproject.toml scripts/bootstrap.py $(UV_STAMP)
 
 # The Lambda Python runtime ([project.optional-dependencies].lambda-runtime: awslambdaric and
 # the runtime's boto3), same scheme, with the runtime's Python (RUNTIME_PYTHON, 3.13): the local
-# cloud's function environments run their handlers in it. Without a Python 3.13 it is not made
-# (the environments' tests skip and say so).
+# cloud's function environments run their handlers in it. Without a Python 3.13, with the
+# nearest one found (LAMBDA_PYTHON), and it says so (as the local cloud does for each function
+# whose Runtime is not its version); with none (3.9 and newer), it is not made and the
+# functions run in-process (the environments' tests skip and say so).
+LAMBDA_PYTHON ?= $(or $(RUNTIME_PYTHON),$(shell for v in 3.14 3.12 3.15 3.11 3.10 3.9; do \
+  if python$$v -c '' 2>/dev/null; then echo python$$v; break; fi; \
+  p="$$(pyenv prefix $$v 2>/dev/null || true)/bin/python$$v"; if [ -x "$$p" ]; then echo "$$p"; break; fi; done))
 $(LAMBDA_STAMP): pyproject.toml scripts/bootstrap.py $(UV_STAMP)
-	@if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13: $(LAMBDA_VENV) is not made" \
-	  "(the local cloud's function environments need it; their tests skip)"; \
+	@if [ -z "$(LAMBDA_PYTHON)" ]; then echo "!! no Python 3.9 or newer: $(LAMBDA_VENV) is not" \
+	  "made (the local cloud runs functions in-process; the environments' tests skip)"; \
 	  mkdir -p $(LAMBDA_VENV); touch $@; exit 0; fi; \
+	if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13 (template.yaml's python3.13):" \
+	  "$(LAMBDA_VENV) is made with $(LAMBDA_PYTHON), the nearest here"; fi; \
 	test -x $(LAMBDA_VENV)/bin/python || { echo ">> creating $(LAMBDA_VENV)"; \
-	  $(UV) venv $(UV_QUIET) --python "$$($(RUNTIME_PYTHON) -c 'import sys; print(sys.executable)')" $(LAMBDA_VENV); }; \
+	  $(UV) venv $(UV_QUIET) --python "$$($(LAMBDA_PYTHON) -c 'import sys; print(sys.executable)')" $(LAMBDA_VENV); }; \
 	$(PYTHON) scripts/bootstrap.py lambda-runtime-requirements $(LAMBDA_REQS).new; \
 	if ! cmp -s $(LAMBDA_REQS).new $(LAMBDA_REQS); then \
 	  echo ">> installing $$(tr '\n' ' ' < $(LAMBDA_REQS).new)into $(LAMBDA_VENV)"; \
