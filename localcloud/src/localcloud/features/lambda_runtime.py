@@ -1,4 +1,6 @@
-"""The functions' real handlers, run in-process when Lambda is invoked.
+"""Lambda's Invoke: in the function's environment processes (features/lambda_processes.py, the
+default where the Lambda runtime is installed), or its real handler run in-process (threads:
+``LOCALCLOUD_ENVIRONMENTS=thread``, no .venv-lambda, or a Python callable a test registered).
 
 moto's Lambda without Docker (``mock_aws(config={"lambda": {"use_docker": False}})``) is
 ``moto.awslambda_simple``: a ``LambdaSimpleBackend`` (a ``LambdaBackend`` subclass whose
