@@ -54,6 +54,13 @@ def slow(event, context):
         fh.write("written after the sleep")
     return "done"
 
+def hungry(event, context):
+    held = b"x" * (event["mb"] << 20)  # written: resident at once
+    time.sleep(1)
+    with open(event["path"], "w") as fh:
+        fh.write("written after the allocation")
+    return len(held)
+
 def busy(event, context):
     time.sleep(event.get("sleep", 0.3))
     return os.getpid()
@@ -268,6 +275,27 @@ def test_a_timeout_kills_the_environment(code: Path) -> None:
         os.kill(result.pid, 0)
     time.sleep(0.9)  # past the moment the handler would have written the file
     assert not marker.exists()
+
+
+def test_memory_past_memory_size_stops_the_environment(code: Path) -> None:
+    """MemorySize is a limit on the environment: past it, the process is killed (nothing it
+    would do afterwards happens) and the invocation is Runtime.OutOfMemory, as on Lambda."""
+    marker = code / "after-allocation.txt"
+    event = json.dumps({"mb": 300, "path": str(marker)}).encode()
+    with EnvironmentPool(spec(code, "app.hungry", memory_mb=128, timeout=5)) as pool:
+        result = pool.invoke(event, "req-oom")
+        within = pool.invoke(json.dumps({"mb": 1, "path": str(code / "ok.txt")}).encode())
+    assert result.error_type == "Runtime.OutOfMemory" and result.function_error == "Unhandled"
+    assert json.loads(result.payload)["errorMessage"] == (
+        "RequestId: req-oom Error: Runtime exited with error: signal: killed"
+    )
+    assert result.logs[-1].endswith("\tStatus: error\tError Type: Runtime.OutOfMemory")
+    assert int(result.logs[-1].split("Max Memory Used: ")[1].split(" MB")[0]) > 128
+    with pytest.raises(ProcessLookupError):
+        os.kill(result.pid, 0)
+    time.sleep(1.1)  # past the moment the handler would have written the file
+    assert not marker.exists()
+    assert within.error_type is None and (code / "ok.txt").exists()  # a new environment
 
 
 def test_concurrent_invocations_get_environments_of_their_own(code: Path) -> None:

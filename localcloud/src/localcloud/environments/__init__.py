@@ -61,8 +61,12 @@ are made from loaded data (an S3 client: 11 ms of CPU instead of 88), so their I
 leaves out the libraries' import. This application's ProcessFunction: 0.51 s of CPU for a
 first environment, 0.17 s for the next ones before the SDK data was kept (issue 39's note).
 
+MemorySize is a limit on the environment's process: its resident memory, read every 50 ms
+while an invocation runs, past it kills the process (Runtime.OutOfMemory, "Runtime exited with
+error: signal: killed"), as Lambda's sandbox is killed; not the processes a handler starts.
+
 Not like Lambda: /tmp is TMPDIR (a handler that writes to the literal path "/tmp/x" shares the
-machine's /tmp); MemorySize is reported, not enforced.
+machine's /tmp).
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ __all__ = ["INIT_TIMEOUT", "Environment"]
 
 #: Lambda's limit on an on-demand environment's init phase (seconds)
 INIT_TIMEOUT = 10.0
+#: how often a running invocation's resident memory is read against its MemorySize (seconds)
+MEMORY_POLL = 0.05
 
 
 def _timestamp() -> str:
@@ -93,14 +95,19 @@ class _LogPipe:
         return [line.rstrip("\r") for line in text.splitlines()]
 
 
-def _max_memory_mb(pid: int) -> int | None:
+def _max_memory_mb(pid: int, field: str = "VmHWM:") -> int | None:
+    """The process's peak resident memory in MB (``VmRSS:``: its current)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field):
                 return math.ceil(int(line.split()[1]) / 1024)
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _memory_mb(pid: int) -> int:
+    return _max_memory_mb(pid, "VmRSS:") or 0
 
 
 class Environment:
@@ -200,12 +207,13 @@ class Environment:
             payload, error_type, status = self._init_failure(init_ms)
         else:
             self.api.submit(invocation)
-            remaining = max(0.0, deadline_ms / 1000 - time.time())
+            over_memory = False  # past MemorySize: stopped, as Lambda's sandbox is
             while not invocation.done.is_set() and not self._exited():
                 left = deadline_ms / 1000 - time.time()
-                if left <= 0:
+                over_memory = _memory_mb(self.pid) > spec.memory_mb
+                if left <= 0 or over_memory:
                     break
-                self.api.changed.wait(min(left, remaining))
+                self.api.changed.wait(min(left, MEMORY_POLL))
                 self.api.changed.clear()
             if invocation.done.is_set():
                 payload = invocation.payload
@@ -221,16 +229,20 @@ class Environment:
                 memory = _max_memory_mb(self.pid)
                 self.stop()
                 seconds = f"{spec.timeout:.2f}"
+                error_type, status, reason = (
+                    ("Runtime.OutOfMemory", "error\tError Type: Runtime.OutOfMemory",
+                     "Runtime exited with error: signal: killed") if over_memory
+                    else ("Sandbox.Timedout", "timeout", f"Task timed out after {seconds} seconds")
+                )  # fmt: skip
                 payload = json.dumps(
                     {
-                        "errorType": "Sandbox.Timedout",
-                        "errorMessage": f"RequestId: {request_id} Error: "
-                        f"Task timed out after {seconds} seconds",
+                        "errorType": error_type,
+                        "errorMessage": f"RequestId: {request_id} Error: {reason}",
                     }
                 ).encode()
-                error_type, status = "Sandbox.Timedout", "timeout"
                 logs += self._logs.take()
-                logs.append(f"{_timestamp()} {request_id} Task timed out after {seconds} seconds")
+                line = f"RequestId: {request_id} Error: {reason}" if over_memory else reason
+                logs.append(f"{_timestamp()} {request_id} {line}")
                 return self._result(
                     request_id, payload, error_type, logs, init_ms, start, status, memory
                 )
