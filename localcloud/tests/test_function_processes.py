@@ -314,6 +314,24 @@ def test_concurrent_calls_run_in_environments_of_their_own(cloud: LocalCloud) ->
     assert "Lambda.TooManyRequestsException" in errors
 
 
+def test_the_account_concurrency_throttles_what_no_reservation_covers(
+    cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An account of 2 concurrent executions, 1 reserved by Single: while Slow runs, another
+    function without a reservation is throttled (TooManyRequestsException), Single is not."""
+    monkeypatch.setattr(cloud.runtime.processes, "account_concurrency", 2)
+    client = boto3.client("lambda")
+    slow = {"FunctionName": cloud.functions["Slow"], "Payload": json.dumps({"sleep": 0.9})}
+    busy = threading.Thread(target=client.invoke, kwargs=slow)
+    busy.start()
+    time.sleep(0.4)  # Slow is running (Timeout 1 s)
+    with pytest.raises(client.exceptions.TooManyRequestsException):
+        client.invoke(FunctionName=cloud.functions["Reader"])
+    assert "FunctionError" not in client.invoke(FunctionName=cloud.functions["Single"])
+    busy.join(10)
+    assert call(cloud, "Reader")["queue"] == "first"  # the account's concurrency is free again
+
+
 def test_a_timed_out_call_is_stopped_with_what_it_would_have_done(cloud: LocalCloud) -> None:
     done = run(cloud, "Late", {})
     assert done["status"] == "FAILED"

@@ -9,7 +9,9 @@ configuration holds them now: UpdateFunctionConfiguration reaches the next envir
 code directory, the credentials of a session of its execution role (so its calls are judged
 by the IAM layer from the credentials, iam/credentials.py), ``AWS_ENDPOINT_URL`` the cloud's
 own served endpoint, its Timeout (the environment is stopped), MemorySize and
-ReservedConcurrentExecutions (past it: ``TooManyRequestsException``). The error documents and
+ReservedConcurrentExecutions (past it: ``TooManyRequestsException``), and the account's
+concurrency (``LOCALCLOUD_ACCOUNT_CONCURRENCY``, 1000: the functions without a reservation share
+what the reservations leave; past it: ``TooManyRequestsException``). The error documents and
 ``Runtime.ImportModuleError`` are the runtime interface client's.
 
 The function's layers are on its path (/opt/python). A function fault (``cloud.fail_next``,
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import threading
 import uuid
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localcloud.code import unpacked
-from localcloud.environments import EnvironmentPool, Spec
+from localcloud.environments import EnvironmentPool, Spec, TooManyRequests
 from localcloud.environments.host_build import (
     POWERTOOLS_LAYER,
     host_builds,
@@ -70,6 +73,14 @@ def _layers(fn: Any, python: Path) -> list[Path]:
     return found
 
 
+def _reserved(fn: Any) -> int:
+    """The concurrency the account's functions have reserved."""
+    from moto.awslambda.utils import get_backend
+
+    functions = get_backend(fn.account_id, fn.region).list_functions()
+    return sum(int(f.reserved_concurrency or 0) for f in functions)
+
+
 class ProcessFunction:
     """A function of the stack whose invocations run in its own environment processes."""
 
@@ -86,6 +97,10 @@ class Processes:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.endpoint: str | None = None  # the served endpoint, set once the cloud serves
+        #: the account's concurrent executions (AWS's default quota: 1000), settable; the
+        #: functions without reserved concurrency share what the reservations leave
+        self.account_concurrency = int(os.environ.get("LOCALCLOUD_ACCOUNT_CONCURRENCY", "1000"))
+        self._unreserved = 0  # invocations running of functions without a reservation
         self._pools: dict[tuple[Any, ...], EnvironmentPool] = {}
         self._lock = threading.Lock()
 
@@ -151,7 +166,16 @@ class Processes:
         document with ``x-amz-function-error`` when it failed)."""
         payload = body if isinstance(body, bytes) else str(body or "").encode()
         pool = self._pool(function, fn, tenant)
-        result = pool.invoke(payload or b"{}", request_id or str(uuid.uuid4()))
+        unreserved = int(fn.reserved_concurrency is None)
+        with self._lock:
+            if unreserved and self._unreserved >= self.account_concurrency - _reserved(fn):
+                raise TooManyRequests()  # the account's ConcurrentInvocationLimitExceeded
+            self._unreserved += unreserved
+        try:
+            result = pool.invoke(payload or b"{}", request_id or str(uuid.uuid4()))
+        finally:
+            with self._lock:
+                self._unreserved -= unreserved
         with uncaptured():  # not the output of a function on this thread that invoked it
             for line in result.logs:  # the function's log, where in-process handlers print
                 sys.stdout.write(f"{line}\n")
