@@ -253,8 +253,10 @@ pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP) $(LAMBDA_STAMP)  ## the workflow_
 
 # One path of each outcome once more with the handlers in-process (LOCALCLOUD_ENVIRONMENTS=
 # thread: one invocation of a function at a time, on a thread of the local cloud), the local
-# cloud's fallback where no Lambda runtime (.venv-lambda, Python 3.13) is installed, so that
-# mode cannot rot while environment processes are the default.
+# cloud's fallback where no Python for a Lambda runtime (.venv-lambda) is found. Not part of
+# `make test` (about 20 s of CPU): every machine with a Python 3.9 or newer runs environment
+# processes, and the suite's in-process handlers (a Python callable a test registers) run the
+# in-process path in either mode.
 THREAD_PATHS := test_happy_path or transient or configuration_error or our_code_did_not_raise \
   or bad_data_is_quarantined or process_timeout or takes_the_large_file_path or one_invocation
 pytest-thread: $(BYTECODE_STAMP)  ## a path of each outcome with handlers in-process (no .venv-lambda)
@@ -271,7 +273,7 @@ pytest-thread: $(BYTECODE_STAMP)  ## a path of each outcome with handlers in-pro
 # own with `make build BUILD_DIR=...`, deploys the build with sam deploy and uploads to it.)
 test:  ## bootstrap, then lint + whole test suite (sam build included) + EXPRESS pass side by side (what CI runs)
 	@$(MAKE) --no-print-directory --output-sync=target -k -j$(TEST_JOBS) \
-	  pytest pytest-express pytest-thread $(LINT_CHECKS)
+	  pytest pytest-express $(LINT_CHECKS)
 
 unit: bootstrap  ## unit tests only
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
