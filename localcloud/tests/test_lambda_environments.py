@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import textwrap
 import threading
 import time
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from localcloud.environments import EnvironmentPool, Spec, TooManyRequests, default_runtime_python
+from localcloud.environments.launcher import Process
 
 PYTHON = default_runtime_python()
 if not PYTHON.exists():
@@ -216,6 +219,22 @@ def test_configurations_share_a_fork_server_unless_a_library_read_their_differen
     assert (first_b["stage"], first_c["stage"], second_a["stage"]) == ("blue", "green", "blue")
     assert (first_b["note"], first_c["note"], second_a["note"]) == ("b", "c", "a")
     assert second_a["server"] == first_b["server"] != first_c["server"]
+
+
+def test_an_ended_environments_pid_is_never_signalled_again() -> None:
+    """pids are reused (32768 of them here): ending an environment whose process has ended
+    does not kill the process group that has its pid now."""
+    ended = subprocess.Popen(["sleep", "0.2"], start_new_session=True)
+    process = Process(ended.pid)  # an environment's process, as a fork server answers it
+    ended.wait()
+    other = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        process.pid = other.pid  # the pid as another process group's now
+        process.kill()
+        assert other.poll() is None
+    finally:
+        Process(other.pid, other).kill()
+    assert other.returncode == -signal.SIGKILL
 
 
 def test_a_missing_module_is_lambdas_import_module_error(code: Path) -> None:

@@ -23,14 +23,29 @@ __all__ = ["ForkServer", "Process", "fork_server", "spawn"]
 _SERVER_SCRIPT = Path(__file__).with_name("_forkserver.py")
 
 
+def _start_time(pid: int) -> str | None:
+    """When the process ``pid`` started (clock ticks since boot), None if there is none."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
 class Process:
     """An environment's process: its pid, and how to end it (its whole process group)."""
 
     def __init__(self, pid: int, popen: subprocess.Popen[bytes] | None = None) -> None:
         self.pid = pid
         self._popen = popen
+        self._started = _start_time(pid)  # with the pid, which process it is
+
+    def _alive(self) -> bool:
+        """Still this process (pids are reused: 32768 of them on many machines)."""
+        return self._started is not None and _start_time(self.pid) == self._started
 
     def kill(self) -> None:
+        if self._popen is None and not self._alive():
+            return  # a forked environment that ended: its pid may be another process's now
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
         if self._popen is not None:
@@ -38,13 +53,7 @@ class Process:
             return
         # a forked environment is reaped by the fork server: wait until it is gone
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                os.kill(self.pid, 0)
-            except ProcessLookupError:
-                return
-            except PermissionError:
-                return  # the pid is someone else's already
+        while time.monotonic() < deadline and self._alive():
             time.sleep(0.001)
 
     def exit_status(self) -> int | None:
