@@ -107,6 +107,7 @@ class ForkServer:
             raise RuntimeError(f"the fork server of {python} did not start")
         #: the variables its preload read, with their values (None: all of them)
         self.read: dict[str, str | None] | None = json.loads(ready).get("read")
+        self.libraries = _libraries(json.loads(function)) if function else ""
 
     def serves(self, variables: Mapping[str, str]) -> bool:
         """Whether a configuration of these variables may use this server: its preload read
@@ -162,16 +163,20 @@ _FAILED: set[str] = set()
 MAX_FUNCTION_SERVERS = 24
 
 
+def _libraries(config: dict[str, object]) -> str:
+    """A configuration's path, modules and services: all but its variables."""
+    return json.dumps({k: v for k, v in config.items() if k != "env"}, sort_keys=True)
+
+
 def _sharing(python: Path, function: str) -> tuple[Path, str] | None:
     """A running server of another configuration of the same libraries that this one may use
     (``ForkServer.serves``): its key."""
     config = json.loads(function)
-    libraries = {k: v for k, v in config.items() if k != "env"}
+    libraries, variables = _libraries(config), config.get("env", {})
     for key, server in reversed(_servers.items()):
-        if key[0] == python and key[1] and server.alive() and server.serves(config.get("env", {})):
-            other = json.loads(key[1])
-            if {k: v for k, v in other.items() if k != "env"} == libraries:
-                return key
+        if (key[0] == python and server.libraries == libraries and server.alive()
+                and server.serves(variables)):  # fmt: skip
+            return key
     return None
 
 
@@ -183,8 +188,9 @@ def fork_server(python: Path, function: str = "", origin: str | None = None) -> 
     function's that cannot start (a preloaded module started a thread) falls back to the
     runtime's."""
     with _servers_lock:
-        shared = _sharing(python, function) if function and function not in _FAILED else None
-        if shared is not None and function not in {k[1] for k in _servers}:
+        looks = function and function not in _FAILED and (python, function) not in _servers
+        shared = _sharing(python, function) if looks else None
+        if shared is not None:
             _servers[shared] = _servers.pop(shared)  # the most recently used
             return _servers[shared]
     source = fork_server(python, origin) if origin is not None and function else None
