@@ -45,6 +45,7 @@ __all__ = [
     "powertools_layer",
     "python_tag",
     "requirements_build",
+    "uv_command",
 ]
 
 #: the public Powertools for AWS Lambda (Python) layers, published by account 017000801446
@@ -110,6 +111,12 @@ def python_tag(python: Path) -> str:
         return _TAGS[python]
 
 
+def uv_command() -> str | None:
+    """``uv``, beside this Python or on PATH (None: there is none)."""
+    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return shutil.which("uv", path=search)
+
+
 def cache_dir(name: str) -> Path:
     """``name`` in the local cloud's cache: ``$LOCALCLOUD_CACHE`` or ``~/.cache/localcloud``."""
     base = os.environ.get("LOCALCLOUD_CACHE") or Path.home() / ".cache" / "localcloud"
@@ -129,8 +136,7 @@ def _install(python: Path, requirements: list[str], *, deps: bool, why: str) -> 
                     _machine(), python, target)  # fmt: skip
         partial = target.with_name(f"{key}.{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
-        search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-        uv = shutil.which("uv", path=search)
+        uv = uv_command()
         command = [uv, "pip", "install", "--python", str(python)] if uv else [
             str(python), "-m", "pip", "install", "--disable-pip-version-check"]  # fmt: skip
         command += ["--target", str(partial), "--only-binary", ":all:", *requirements]

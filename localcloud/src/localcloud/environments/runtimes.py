@@ -17,11 +17,10 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
-from localcloud.environments.host_build import cache_dir, python_tag
+from localcloud.environments.host_build import cache_dir, python_tag, uv_command
 from localcloud.environments.spec import default_runtime_python
 
 __all__ = ["interpreter", "runtime_python"]
@@ -70,18 +69,13 @@ def _choose(runtime: str, wanted: int, base: Path) -> tuple[Path, str | None]:
                            f"no Python 3.{wanted} on this machine")  # fmt: skip
 
 
-def _uv() -> str | None:
-    return shutil.which("uv", path=os.pathsep.join([str(Path(sys.executable).parent),
-                                                    os.environ.get("PATH", "")]))  # fmt: skip
-
-
 def interpreter(minor: int) -> Path | None:
     """This machine's Python 3.``minor``: on PATH, pyenv's, or uv's."""
     name = f"python3.{minor}"
     candidates = [shutil.which(name)]
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
     candidates += sorted(pyenv.glob(f"versions/3.{minor}.*/bin/{name}"), reverse=True)
-    uv = _uv()
+    uv = uv_command()
     if uv:
         found = subprocess.run([uv, "python", "find", f"3.{minor}"], capture_output=True,  # noqa: S603
                                text=True, check=False)  # fmt: skip
@@ -111,7 +105,7 @@ def _make(interpreter: Path, base: Path) -> Path:
                     interpreter, target)  # fmt: skip
         partial = target.with_name(f"{target.name}.{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
-        uv = _uv()
+        uv = uv_command()
         if uv:
             steps = [[uv, "venv", "-q", "--python", str(interpreter), str(partial)],
                      [uv, "pip", "install", "-q", "--compile-bytecode", "--python",
