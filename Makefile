@@ -103,7 +103,7 @@ UV_QUIET ?= -q
 export UV_PYTHON_DOWNLOADS := never
 export UV_NO_PROGRESS := 1
 
-.PHONY: help bootstrap lint build test unit pytest pytest-express pytest-thread demo bench bench-cold-start iam-report up cost clean distclean
+.PHONY: help bootstrap lint build test unit pytest pytest-express demo bench bench-cold-start iam-report up cost clean distclean
 
 help:  ## list targets
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -170,17 +170,13 @@ $(CHECKOV_STAMP): pyproject.toml scripts/bootstrap.py $(UV_STAMP)
 # The Lambda Python runtime ([project.optional-dependencies].lambda-runtime: awslambdaric and
 # the runtime's boto3), same scheme, with the runtime's Python (RUNTIME_PYTHON, 3.13): the local
 # cloud's function environments run their handlers in it. Without a Python 3.13, with the
-# nearest one found (LAMBDA_PYTHON), and it says so (as the local cloud does for each function
-# whose Runtime is not its version); with none (3.9 and newer), it is not made and the
-# functions run in-process (the environments' tests skip and say so).
+# nearest one found (LAMBDA_PYTHON; at worst the $(PYTHON) that makes .venv), and it says so
+# (as the local cloud does for each function whose Runtime is not its version).
 LAMBDA_PYTHON ?= $(or $(RUNTIME_PYTHON),$(shell for v in 3.14 3.12 3.15 3.11 3.10 3.9; do \
   if python$$v -c '' 2>/dev/null; then echo python$$v; break; fi; \
-  p="$$(pyenv prefix $$v 2>/dev/null || true)/bin/python$$v"; if [ -x "$$p" ]; then echo "$$p"; break; fi; done))
+  p="$$(pyenv prefix $$v 2>/dev/null || true)/bin/python$$v"; if [ -x "$$p" ]; then echo "$$p"; break; fi; done),$(PYTHON))
 $(LAMBDA_STAMP): pyproject.toml scripts/bootstrap.py $(UV_STAMP)
-	@if [ -z "$(LAMBDA_PYTHON)" ]; then echo "!! no Python 3.9 or newer: $(LAMBDA_VENV) is not" \
-	  "made (the local cloud runs functions in-process; the environments' tests skip)"; \
-	  mkdir -p $(LAMBDA_VENV); touch $@; exit 0; fi; \
-	if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13 (template.yaml's python3.13):" \
+	@if [ -z "$(RUNTIME_PYTHON)" ]; then echo "!! no Python 3.13 (template.yaml's python3.13):" \
 	  "$(LAMBDA_VENV) is made with $(LAMBDA_PYTHON), the nearest here"; fi; \
 	test -x $(LAMBDA_VENV)/bin/python || { echo ">> creating $(LAMBDA_VENV)"; \
 	  $(UV) venv $(UV_QUIET) --python "$$($(LAMBDA_PYTHON) -c 'import sys; print(sys.executable)')" $(LAMBDA_VENV); }; \
@@ -250,18 +246,6 @@ pytest-express: $(BYTECODE_STAMP) $(SAM_STAMP) $(LAMBDA_STAMP)  ## the workflow_
 	LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS" \
 	  $(BIN)/pytest -n $(EXPRESS_WORKERS) --dist $(PYTEST_DIST) -m workflow_type $(PYTEST_ARGS) \
 	  tests/e2e tests/statemachine
-
-# One path of each outcome once more with the handlers in-process (LOCALCLOUD_ENVIRONMENTS=
-# thread: one invocation of a function at a time, on a thread of the local cloud), the local
-# cloud's fallback where no Python for a Lambda runtime (.venv-lambda) is found. Not part of
-# `make test` (about 20 s of CPU): every machine with a Python 3.9 or newer runs environment
-# processes, and the suite's in-process handlers (a Python callable a test registers) run the
-# in-process path in either mode.
-THREAD_PATHS := test_happy_path or transient or configuration_error or our_code_did_not_raise \
-  or bad_data_is_quarantined or process_timeout or takes_the_large_file_path or one_invocation
-pytest-thread: $(BYTECODE_STAMP)  ## a path of each outcome with handlers in-process (no .venv-lambda)
-	LOCALCLOUD_ENVIRONMENTS=thread $(BIN)/pytest -p no:xdist $(PYTEST_ARGS) -k "$(THREAD_PATHS)" \
-	  tests/statemachine/test_paths.py tests/e2e/test_event_graph.py
 
 # Everything runs side by side (-j, -k: every check reports; make exits non-zero when any
 # failed, and --output-sync prints each one's output whole when it ends). Each check waits

@@ -270,7 +270,7 @@ def deploy_seconds(runs: int) -> list[float]:
                     started = time.perf_counter()
                     stack = deploy(TEMPLATE, region=REGION, runtime=runtime)
                     samples.append(time.perf_counter() - started)
-                    stack.restore_environment()
+                    stack.stop()
             finally:
                 patches.uninstall()
                 runtime.close()

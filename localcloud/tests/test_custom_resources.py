@@ -272,10 +272,12 @@ def test_a_failed_delete_leaves_the_stack_delete_failed(tmp_path: Path) -> None:
 
 
 def test_requests_and_urllib_reach_the_response_url(tmp_path: Path) -> None:
-    """Any HTTP client of the handler reaches the ResponseURL (moto's mock intercepts
-    ``requests`` for AWS endpoints only); AWS::CloudFormation::CustomResource works too."""
+    """Any HTTP client of the handler reaches the ResponseURL; AWS::CloudFormation::
+    CustomResource works too. ``requests`` is not in Lambda's runtime: the function's
+    requirements.txt brings it, as ``sam build`` would."""
     (tmp_path / "provider").mkdir()
     (tmp_path / "provider" / "http_provider.py").write_text(REQUESTS_PROVIDER)
+    (tmp_path / "provider" / "requirements.txt").write_text("requests==2.34.2\n")
     template = tmp_path / "template.yaml"
     template.write_text("""\
 AWSTemplateFormatVersion: '2010-09-09'

@@ -1,6 +1,5 @@
-"""``LocalCloud(environments="process")``: each function runs in environment processes of its
-own (features/lambda_processes.py): its own variables, its role's credentials judged over HTTP,
-its configuration as it is now."""
+"""Each function runs in environment processes of its own (features/lambda_processes.py):
+its own variables, its role's credentials judged over HTTP, its configuration as it is now."""
 
 from __future__ import annotations
 
@@ -16,15 +15,10 @@ import boto3
 import pytest
 
 from localcloud.cloud import LocalCloud
-from localcloud.environments import default_runtime_python, runtimes
+from localcloud.environments import RuntimeMissing, default_runtime_python, runtimes
 from localcloud.faults import named_error
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(
-        not default_runtime_python().exists(), reason="no .venv-lambda (make bootstrap)"
-    ),
-]
+pytestmark = [pytest.mark.e2e]
 
 CODE = """\
 import os
@@ -230,7 +224,7 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCloud]:
     (template.parent / "shared" / "python" / "staged.py").write_text(
         "import os\nSTAGE, PID = os.environ['STAGE'], os.getpid()\n"
     )
-    with LocalCloud(template, stack_name="processes", environments="process") as running:
+    with LocalCloud(template, stack_name="processes") as running:
         yield running
 
 
@@ -454,3 +448,21 @@ def test_a_durable_function_runs_its_execution_in_environments(cloud: LocalCloud
         DurableExecutionArn=reply["DurableExecutionArn"]
     )
     assert described["Status"] == "SUCCEEDED"
+
+
+def test_without_a_lambda_runtime_the_cloud_says_how_to_make_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No runtime to run the functions in: a typed error before anything is deployed, and
+    ``localcloud up`` exits 2 with it, no traceback."""
+    from localcloud.cli import main
+
+    template = tmp_path / "template.yaml"
+    template.write_text("Resources: {}\n")
+    missing = tmp_path / "no-runtime" / "bin" / "python"
+    monkeypatch.setenv("LOCALCLOUD_RUNTIME_PYTHON", str(missing))
+    with pytest.raises(RuntimeMissing, match="make bootstrap") as refused:
+        LocalCloud(template).start()
+    assert refused.value.python == missing
+    assert main(["up", "--template", str(template), "--port", "0"]) == 2
+    assert f"there is none at {missing}" in capsys.readouterr().err

@@ -426,17 +426,3 @@ def test_the_command_refuses_a_network_address_before_the_deploy(tmp_path: Path)
     assert done.returncode == 2, done.stderr
     assert "--listen-beyond-loopback" in done.stderr
     assert "deploying" not in done.stderr
-
-
-def test_up_runs_functions_in_environment_processes_where_the_runtime_is(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``localcloud up``'s default: environment processes where .venv-lambda is installed;
-    ``--environments`` or LOCALCLOUD_ENVIRONMENTS chooses."""
-    from localcloud.environments import default_runtime_python, where_functions_run
-
-    monkeypatch.delenv("LOCALCLOUD_ENVIRONMENTS", raising=False)
-    assert where_functions_run() == ("process" if default_runtime_python().exists() else "thread")
-    assert where_functions_run("thread") == "thread"
-    monkeypatch.setenv("LOCALCLOUD_ENVIRONMENTS", "thread")
-    assert where_functions_run(None) == "thread"

@@ -14,7 +14,6 @@ from typing import Any
 
 import boto3
 import pytest
-from both_ways import BOTH_WAYS
 
 from localcloud.cloud import LocalCloud
 
@@ -64,15 +63,15 @@ Resources:
 STREAM = re.compile(r"\d{4}/\d\d/\d\d/\[\$LATEST\][0-9a-f]{32}")
 
 
-@pytest.fixture(scope="module", params=BOTH_WAYS)
+@pytest.fixture(scope="module")
 def cloud(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[LocalCloud]:
     path: Path = tmp_path_factory.mktemp("logs") / "template.yaml"
     path.write_text(TEMPLATE)
     (path.parent / "src").mkdir()
     (path.parent / "src" / "index.py").write_text(HANDLER)
-    with LocalCloud(path, stack_name="lambda-logs", environments=request.param) as running:
+    with LocalCloud(path, stack_name="lambda-logs") as running:
         yield running
 
 

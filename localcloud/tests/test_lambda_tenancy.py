@@ -14,7 +14,6 @@ from typing import Any
 
 import boto3
 import pytest
-from both_ways import BOTH_WAYS
 from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
@@ -25,9 +24,9 @@ pytestmark = [pytest.mark.e2e]
 TEMPLATE = Path(__file__).parent / "templates" / "lambda_tenancy" / "template.yaml"
 
 
-@pytest.fixture(scope="module", params=BOTH_WAYS)
-def cloud(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
-    with LocalCloud(TEMPLATE, stack_name="lambda-tenancy", environments=request.param) as running:
+@pytest.fixture(scope="module")
+def cloud() -> Iterator[LocalCloud]:
+    with LocalCloud(TEMPLATE, stack_name="lambda-tenancy") as running:
         yield running
 
 

@@ -17,7 +17,6 @@ from typing import Any
 
 import boto3
 import pytest
-from both_ways import BOTH_WAYS
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.exceptions import ClientError
@@ -83,9 +82,9 @@ def _machine(name: str, definition: dict[str, Any]) -> str:
 """
 
 
-@pytest.fixture(scope="module", params=BOTH_WAYS)
+@pytest.fixture(scope="module")
 def cloud(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[LocalCloud]:
     template = f"""\
 AWSTemplateFormatVersion: '2010-09-09'
@@ -112,7 +111,7 @@ Resources:
 """
     path: Path = tmp_path_factory.mktemp("scope") / "template.yaml"
     path.write_text(template)
-    with LocalCloud(path, stack_name="service-scope", environments=request.param) as running:
+    with LocalCloud(path, stack_name="service-scope") as running:
         running.serve(port=0)
         yield running
 

@@ -14,7 +14,6 @@ from botocore.exceptions import ClientError
 from ingest_pipeline.errors import AccessDeniedError, StorageUnavailableError
 from ingest_tools.local_pipeline import Pipeline
 from localcloud.cloud import REGION, LocalCloud
-from localcloud.environments import where_functions_run
 from tests.support import AWKWARD_KEYS, sample_file, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -151,44 +150,6 @@ def test_duplicate_delivered_in_sequence_processes_once(pipeline: Pipeline) -> N
     ]
     assert sorted(r.path[-1] for r in runs) == ["RecordSuccess", "SkipDuplicateObject"]
     assert pipeline.versions(pipeline.output_key(key)) == 1
-
-
-@pytest.mark.skipif(
-    where_functions_run() == "process",
-    reason="functions on threads: one environment each; environment processes run concurrent "
-    "calls in several (localcloud/tests/test_function_processes.py)",
-)
-def test_a_function_runs_one_invocation_at_a_time_like_one_environment(
-    pipeline: Pipeline,
-) -> None:
-    """Concurrent objects invoke ProcessFunction concurrently; each invocation still has the
-    module (powertools Metrics, Logger) to itself, as in one Lambda execution environment."""
-    process = pipeline.stack.functions["ProcessFunction"]
-    real, running, most = pipeline.cloud.handlers[process], [0], [0]
-    lock = threading.Lock()
-
-    def observed(event: Any, context: Any) -> Any:
-        with lock:
-            running[0] += 1
-            most[0] = max(most[0], running[0])
-        try:
-            return real(event, context)
-        finally:
-            with lock:
-                running[0] -= 1
-
-    pipeline.cloud.handlers[process] = observed
-    versions = {f"incoming/orders/together-{i}.csv": "" for i in range(30)}
-    for key in versions:
-        versions[key] = pipeline.put(key, GOOD)
-    pipeline.cloud.settle()
-    arns = [d.execution_arn for d in pipeline.cloud.deliveries.all() if d.execution_arn]
-    assert set(pipeline.wait_all(arns).values()) == {"SUCCEEDED"}
-    assert most[0] == 1
-    assert all(
-        (r := pipeline.record(k, v)) is not None and r["status"] == "SUCCEEDED"
-        for k, v in versions.items()
-    )
 
 
 def test_ten_concurrent_copies_process_exactly_once(pipeline: Pipeline) -> None:

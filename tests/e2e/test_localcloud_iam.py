@@ -10,7 +10,6 @@ letter that is there or lost.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from moto.cloudwatch.models import cloudwatch_backends
 from ingest_tools.local_pipeline import Pipeline
 from localcloud.cloud import LocalCloud
 from localcloud.stack import StackDeployError
-from tests.support import sample_file, template_copy
+from tests.support import role_allowing, sample_file, template_copy
 
 pytestmark = pytest.mark.e2e
 
@@ -237,28 +236,27 @@ def test_plain_http_is_refused_by_every_tls_only_policy(p: Pipeline) -> None:
         assert error["Message"].endswith("with an explicit deny in a resource-based policy"), name
 
 
-def test_a_handlers_threads_act_as_its_role(p: Pipeline) -> None:
-    """A thread a handler starts calls AWS with the function's role, as in Lambda."""
-    name = p.functions["ClassifyErrorFunction"]  # its role grants no S3 access
-    seen: list[str] = []
-
-    def handler(event: Any, context: Any) -> dict[str, Any]:
-        def read() -> None:
-            try:
-                p.s3.get_object(Bucket=p.bucket, Key="elsewhere/x.csv")
-                seen.append("read")
-            except ClientError as exc:
-                seen.append(exc.response["Error"]["Code"])
-
-        worker = threading.Thread(target=read)
-        worker.start()
-        worker.join()
-        return {}
-
+def test_the_branches_of_a_parallel_state_act_as_the_state_machines_role(p: Pipeline) -> None:
+    """moto runs each branch on a thread of its own: it calls AWS with the execution's role
+    (here: no S3 access), not as the administrator."""
     p.s3.put_object(Bucket=p.bucket, Key="elsewhere/x.csv", Body=GOOD)
-    p.cloud.handlers[name] = handler
-    boto3.client("lambda").invoke(FunctionName=name, Payload=b"{}")
-    assert seen == ["AccessDenied"]
+    read = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::aws-sdk:s3:getObject",
+        "Parameters": {"Bucket": p.bucket, "Key": "elsewhere/x.csv"},
+        "End": True,
+    }
+    branch = {"StartAt": "Read", "States": {"Read": read}}
+    definition = {"StartAt": "Both", "States": {
+        "Both": {"Type": "Parallel", "Branches": [branch, branch], "End": True}}}  # fmt: skip
+    machine = p.sfn.create_state_machine(
+        name="branches-read",
+        definition=json.dumps(definition),
+        roleArn=role_allowing("branches-read", ["states:StartExecution"]),
+    )["stateMachineArn"]
+    arn = p.sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"]
+    run = p.wait(arn)
+    assert (run.status, run.error) == ("FAILED", "S3.AccessDeniedException"), run.cause
 
 
 def test_iam_off_runs_the_template_without_its_grants(deploy: Callable[..., Pipeline]) -> None:

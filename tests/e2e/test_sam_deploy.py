@@ -94,7 +94,7 @@ def test_sam_build_deploy_update_and_delete_of_this_project(tmp_path: Path) -> N
                           check=False)  # fmt: skip
     assert made.returncode == 0, made.stdout[-2000:] + made.stderr[-2000:]
     (tmp_path / "host.yaml").write_text(EMPTY)
-    with LocalCloud(tmp_path / "host.yaml", stack_name="host", environments="process") as cloud:
+    with LocalCloud(tmp_path / "host.yaml", stack_name="host") as cloud:
         sam = served_sam(cloud)
         # sam deploy's own first step, once for both deploys: the 141 MiB pyarrow layer is
         # zipped once (about 7 s of CPU), not again by the update, as a CI/CD pipeline does

@@ -37,7 +37,6 @@ from ingest_tools.cli_errors import CommandError
 from ingest_tools.cost import S3Counter, measure
 from ingest_tools.local_pipeline import ROOT, TEMPLATE, Execution, Pipeline, app_cloud
 from localcloud.cloud import LocalCloud
-from localcloud.environments import where_functions_run
 from localcloud.iam import report
 
 __all__ = ["COMPARED", "SCENARIOS", "Outcome", "Row", "Scenario", "run_demo", "run_scenarios"]
@@ -483,8 +482,8 @@ def run_demo(
 
     chosen = select(scenarios)
     started = time.perf_counter()
-    where = "in environment processes" if where_functions_run() == "process" else "in-process"
-    progress(f"starting the local cloud from {template.name} (moto, no Docker; functions {where})")
+    progress(f"starting the local cloud from {template.name} (moto, no Docker; "
+             "functions in environment processes)")  # fmt: skip
     lambda_logs.parent.mkdir(parents=True, exist_ok=True)
     # The Lambdas log JSON to stdout, as on AWS; here that goes to a file, the table to stdout.
     iam_log = LOG_FILE.parent / "demo-iam"

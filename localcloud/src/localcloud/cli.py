@@ -98,7 +98,7 @@ def serve_until_stopped(
 
     gc_tuning.tune()  # before moto loads: a quarter of the start's CPU otherwise
     from localcloud.cloud import LocalCloud, parameter_overrides
-    from localcloud.environments import where_functions_run
+    from localcloud.environments import default_runtime_python
 
     try:
         overrides = parameter_overrides(getattr(args, "parameter_overrides", None) or "")
@@ -106,7 +106,6 @@ def serve_until_stopped(
         raise UsageError(f"--parameter-overrides: {exc}") from None
     mock_path, mock_config = read_mock_config(getattr(args, "mock_config", None))
     front_lines = front_policy(args)
-    environments = where_functions_run(getattr(args, "environments", None))
     cloud = LocalCloud(
         template,
         stack_name=args.stack_name,
@@ -115,7 +114,6 @@ def serve_until_stopped(
         iam=None if args.iam is None else args.iam == "on",
         mock_config=mock_config,
         console=console,
-        environments=environments,
     )
     print(f"deploying {args.template} into the local cloud ...", file=sys.stderr)
     cloud.start()
@@ -141,13 +139,8 @@ def serve_until_stopped(
             f"  IAM: {'enforced for the stack' if cloud.iam else 'off'}"
             " (the stack's functions, workflows, rules and schedules call with their roles;"
             " clients of this endpoint are the administrator)",
-            "  functions: "
-            + (
-                "in environment processes of their own (the Lambda runtime of .venv-lambda)"
-                if environments == "process"
-                else "on threads of this process"
-                " (--environments process: the Lambda runtime's, after make bootstrap)"
-            ),
+            "  functions: in environment processes of their own (the Lambda Python runtime of "
+            f"{default_runtime_python()})",
             *(banner(described, server.url) if banner else _bucket_hint(cloud, server.url)),
             *_mock_config_hint(mock_path, mock_config),
             *front_lines,
@@ -301,13 +294,6 @@ def add_commands(commands: Any, *, up: Callable[[argparse.Namespace], int]) -> N
         choices=["on", "off"],
         help="authorize every call as AWS would (default: LOCALCLOUD_IAM, else on)",
     )
-    serve.add_argument(
-        "--environments",
-        choices=["process", "thread"],
-        help="run each function in environment processes of its own (the Lambda runtime "
-        "of .venv-lambda: its own variables, credentials and packages) or on threads of this "
-        "process (default: LOCALCLOUD_ENVIRONMENTS, else process where .venv-lambda is)",
-    )
     serve.set_defaults(func=up)
     report = commands.add_parser(
         "iam-report", help="what each IAM statement allowed in runs logged with LOCALCLOUD_IAM_LOG"
@@ -345,10 +331,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _refused(exc: Exception) -> bool:
-    """A usage error, or a template the deploy refused (only raised once the stack module,
-    and moto with it, is loaded)."""
-    stack = sys.modules.get("localcloud.stack.base")
-    return isinstance(exc, UsageError) or bool(stack and isinstance(exc, stack.StackDeployError))
+    """A usage error, no Lambda runtime, or a template the deploy refused (only raised once
+    the stack module, and moto with it, is loaded)."""
+    stack, spec = (
+        sys.modules.get("localcloud.stack.base"),
+        sys.modules.get("localcloud.environments.spec"),
+    )
+    return (
+        isinstance(exc, UsageError)
+        or bool(stack and isinstance(exc, stack.StackDeployError))
+        or bool(spec and isinstance(exc, spec.RuntimeMissing))
+    )
 
 
 if __name__ == "__main__":

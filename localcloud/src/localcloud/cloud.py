@@ -15,7 +15,7 @@ One implementation, two ways in:
       server = cloud.serve(port=4566)  # http://127.0.0.1:4566, + /_localcloud/ admin API
 
 What runs: the patches of registry.py, by kind (fixes/ where moto differs from AWS,
-features/ for what moto does not do: in-process Lambda handlers, rule delivery, event source
+features/ for what moto does not do: Lambda's environments, rule delivery, event source
 mappings, the virtual clock, faults, message move tasks; speedups/ when switched on), each
 built for this cloud's ``Runtime`` (its handlers, faults, clock and deliveries: no module
 globals); scheduler.py fires Scheduler schedules and scheduled rules on demand
@@ -43,15 +43,15 @@ from moto.core import DEFAULT_ACCOUNT_ID
 
 from localcloud import STACK_NAME, TEMPLATE, registry
 from localcloud.console.extensions import ConsoleExtensions
-from localcloud.environments import where_functions_run
+from localcloud.environments import RuntimeMissing, default_runtime_python
 from localcloud.faults import Faults
 from localcloud.features import delivery, executions, lambda_async
 from localcloud.features.event_source_mappings import EventSourceMappings
-from localcloud.features.lambda_processes import Processes
+from localcloud.features.lambda_processes import processes_of
 from localcloud.features.scheduler import Schedules
 from localcloud.iam.enforcement import iam_enabled
 from localcloud.patching import PatchSet
-from localcloud.runtime import Clock, DeliveryLog, Handler, Runtime
+from localcloud.runtime import Clock, DeliveryLog, Runtime
 from localcloud.stack import DeployedStack, deploy, put_public_parameter
 from localcloud.stack.api import StackOperations, prepare_local
 from localcloud.stack.template import load_template
@@ -170,10 +170,9 @@ class LocalCloud:
     ``environment`` overrides the functions' environment variables as ``sam local invoke
     --env-vars`` does (``{"Parameters": {...}, "<LogicalId>": {...}}``).
 
-    Each function runs in environment processes of its own (features/lambda_processes.py)
-    where the Lambda runtime is installed (.venv-lambda); ``environments="thread"``
-    (``LOCALCLOUD_ENVIRONMENTS=thread``) runs the handlers in-process instead, one invocation
-    of a function at a time (``environments.where_functions_run``).
+    Each function runs in environment processes of its own (features/lambda_processes.py),
+    of the Lambda Python runtime ``make bootstrap`` installs (.venv-lambda, or
+    ``LOCALCLOUD_RUNTIME_PYTHON``): without it, ``start`` raises RuntimeMissing.
     """
 
     def __init__(
@@ -191,7 +190,6 @@ class LocalCloud:
         iam: bool | None = None,
         console: ConsoleExtensions | None = None,
         environment: dict[str, Any] | None = None,
-        environments: str | None = None,
     ) -> None:
         self.template = Path(template)
         self.region = region
@@ -205,8 +203,6 @@ class LocalCloud:
             time_scale=time_scale, mock_config=mock_config, account=self.account_id
         )
         self.runtime.authorizer.enabled = self.iam
-        if where_functions_run(environments) == "process":
-            self.runtime.processes = Processes(self.runtime)  # features/lambda_processes.py
         features = {"event_delivery"} if event_delivery else set()
         self.patches: PatchSet = registry.patch_set(
             speedups=speedups,
@@ -224,6 +220,8 @@ class LocalCloud:
 
     # --- lifecycle --------------------------------------------------------------------
     def start(self) -> LocalCloud:
+        if not default_runtime_python().exists():
+            raise RuntimeMissing(default_runtime_python())
         if not _ACTIVE.acquire(blocking=False):
             raise RuntimeError("another LocalCloud is running in this process (moto is global)")
         try:
@@ -244,6 +242,8 @@ class LocalCloud:
         self._mock.start()
         _default_session(self.region)
         put_public_parameter(POWERTOOLS_LAYER_PARAMETER, POWERTOOLS_LAYER, region=self.region)
+        # the functions' environments call the cloud over HTTP (a custom resource's, meanwhile)
+        processes_of(self.runtime).endpoint = self.serve(port=0, log_requests=False).url
         self.stack = deploy(
             self.template,
             stack_name=self.stack_name,
@@ -254,8 +254,6 @@ class LocalCloud:
             environment=self.environment,
         )
         self.runtime.stacks = StackOperations()
-        if self.runtime.processes is not None:  # the functions' environments call it over HTTP
-            self.runtime.processes.endpoint = self.serve(port=0, log_requests=False).url
         self.runtime.stack_listeners.append(self._stack_updated)
         self.mappings = EventSourceMappings(self.account_id, self.region, self.clock)
         self.schedules = Schedules(self.account_id, self.region, self.clock, self.runtime)
@@ -312,6 +310,8 @@ class LocalCloud:
         )
 
     def stop(self) -> None:
+        if self.stack is not None:
+            self.stack.stop()  # its custom resources' Delete, while their functions can run
         if self.runtime.processes is not None:
             self.runtime.processes.close()  # every environment process stopped
         for server in self._servers:
@@ -323,7 +323,6 @@ class LocalCloud:
         self._end_executions()
         if self.stack is not None:
             self._write_iam_log()
-            self.stack.restore_environment()
         # no asynchronous invocation outlives the mock (it would call the real endpoints)
         lambda_async.async_invocations(self.runtime).shutdown()
         self.runtime.s3_replications.shutdown()
@@ -387,13 +386,8 @@ class LocalCloud:
     def time_scale(self, scale: float) -> None:
         self.runtime.clock.scale = scale
 
-    @property
-    def handlers(self) -> dict[str, Handler]:
-        """In-process handlers by physical function name (replace one to observe it)."""
-        return self.runtime.handlers
-
     def invocation_count(self, function: str) -> int:
-        """How many times ``function`` (physical name) has been invoked in-process."""
+        """How many times ``function`` (physical name) has been invoked."""
         return self.runtime.invocation_count(function)
 
     # --- what was deployed ------------------------------------------------------------

@@ -6,7 +6,7 @@ versions it was written against and the test that fails without it:
 * ``fix``: moto answers differently from AWS (``fixes/``, one file per difference, written up
   so it could be sent to moto);
 * ``feature``: something moto does not do and offers no extension point for (``features/``:
-  the in-process Lambda runtime, event delivery, the virtual clock, faults, ...);
+  Lambda's environments, event delivery, the virtual clock, faults, ...);
 * ``speedup``: same answers, less CPU (``speedups/``; switched on by ``make test`` and the
   benchmarks, and everything passes without them, only slower).
 

@@ -23,7 +23,6 @@ from localcloud.features import (
     lambda_async,
     lambda_async_config,
     lambda_durable,
-    lambda_logs,
     lambda_runtime,
     lambda_tenancy,
     logs_query_definitions,
@@ -164,7 +163,6 @@ FIXES: list[Patch] = [
 ]
 FEATURES: list[Patch] = [
     *lambda_runtime.PATCHES,
-    *lambda_logs.PATCHES,
     *lambda_async.PATCHES,
     *lambda_async_config.PATCHES,
     *lambda_durable.PATCHES,

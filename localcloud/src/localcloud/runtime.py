@@ -1,7 +1,7 @@
 """What one running local cloud knows and changes while it runs.
 
-A :class:`Runtime` belongs to one :class:`~localcloud.cloud.LocalCloud`: the
-in-process Lambda handlers by function name, the log of invocations, the faults to inject,
+A :class:`Runtime` belongs to one :class:`~localcloud.cloud.LocalCloud`: the functions'
+environments, the log of invocations, the faults to inject,
 the clock (virtual or scaled real time), the EventBridge delivery log and the Step Functions
 MockConfigFile. Patches are built for a runtime (``Patch.build(runtime)``) and reach it
 through their closures, so nothing here is a module global and two clouds never share state.
@@ -13,10 +13,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import weakref
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,10 +24,9 @@ from localcloud.work_log import WorkLog
 
 __all__ = [
     "AsyncInvocation", "AsyncInvocations", "Clock", "Delivery", "DeliveryLog", "DeployReport",
-    "EnvironmentWaits", "Handler", "Replication", "Replications", "Runtime",
+    "Replication", "Replications", "Runtime",
 ]  # fmt: skip
 
-Handler = Callable[[Any, Any], Any]
 # the background work logs under the names of the features that do the work
 _ASYNC_LOG = logging.getLogger("localcloud.features.lambda_async")
 _REPLICATION_LOG = logging.getLogger("localcloud.features.s3_replication")
@@ -73,39 +70,6 @@ class Clock:
         context = env.states.context_object.context_object_data
         with self._lock:
             log[context["Execution"]["Id"]].append((context["State"]["Name"], seconds))
-
-
-class EnvironmentWaits:
-    """How long each thread has waited for a function's environment, finished waits and the
-    one under way. An in-process Invoke runs on its caller's thread: for a Step Functions task,
-    the thread moto starts to evaluate it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._waited: weakref.WeakKeyDictionary[threading.Thread, float] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._since: dict[threading.Thread, float] = {}
-
-    @contextmanager
-    def waiting(self) -> Iterator[None]:
-        """Around the wait of the current thread for an environment."""
-        me, began = threading.current_thread(), time.monotonic()
-        with self._lock:
-            self._since[me] = began
-        try:
-            yield
-        finally:
-            with self._lock:
-                del self._since[me]
-                self._waited[me] = self._waited.get(me, 0.0) + time.monotonic() - began
-
-    def of(self, thread: threading.Thread) -> float:
-        """Seconds ``thread`` has waited so far."""
-        with self._lock:
-            began = self._since.get(thread)
-            ongoing = time.monotonic() - began if began is not None else 0.0
-            return self._waited.get(thread, 0.0) + ongoing
 
 
 @dataclass
@@ -224,25 +188,14 @@ class Runtime:
         self.lock = threading.Lock()
         #: the account's policies and every authorization decision (iam/enforcement.py)
         self.authorizer = iam.Authorizer(account)
-        #: function name (physical) -> handler(event, context), run in-process on Invoke
-        self.handlers: dict[str, Handler] = {}
-        #: with environments as processes (features/lambda_processes.py), their pools
+        #: the functions' environment processes (features/lambda_processes.py)
         self.processes: Any = None
-        #: the functions' log groups and streams (features/lambda_logs.py), when installed
-        self.function_logs: Any = None
-        #: (function name, CodeSha256) -> the handler of that code: a published version runs
-        #: the code it was published with (stack/updates.py)
-        self.code_handlers: dict[tuple[str, str], Handler] = {}
         #: how CloudFormation's API runs a template as the deploy does (stack/api.py
         #: StackOperations, set by LocalCloud; features/cloudformation_stack_api.py)
         self.stacks: Any = None
         #: called with a stack's name after an update of it (LocalCloud refreshes its stack)
         self.stack_listeners: list[Callable[[str], None]] = []
-        #: a handler slower than its function's Timeout is reported as Sandbox.Timedout
-        self.enforce_function_timeout = True
-        #: how long threads waited for a function's (one, local) environment
-        self.environment_waits = EnvironmentWaits()
-        #: every in-process invocation: function, event, thread, outcome
+        #: every invocation: function, event, the invoking thread, tenant, outcome
         self.invocations: list[dict[str, Any]] = []
         self.invoked: Counter[str] = Counter()
         self.faults = Faults()
@@ -263,7 +216,7 @@ class Runtime:
         self._closers: list[Callable[[], None]] = []
 
     def invocation_count(self, function: str) -> int:
-        """How many times ``function`` (physical name) has been invoked in-process so far."""
+        """How many times ``function`` (physical name) has been invoked so far."""
         with self.lock:
             return self.invoked[function]
 

@@ -39,9 +39,6 @@ class Pattern:
     reason: str = ""
     refusal: str = ""
     parameters: dict[str, str] = field(default_factory=dict)
-    # "process": its functions run in environment processes of their own (LocalCloud's
-    # environments=), for a pattern that needs what only they give (each function's own path)
-    environments: str | None = None
 
     @property
     def dir(self) -> Path:
@@ -54,7 +51,6 @@ class Pattern:
     def cloud(self, **kwargs: Any) -> LocalCloud:
         """The pattern's template on a new local cloud (use as a context manager)."""
         stack = self.name.lower().replace("_", "-")[:40].strip("-")
-        kwargs.setdefault("environments", self.environments)
         return LocalCloud(self.template, stack_name=stack, parameters=self.parameters, **kwargs)
 
 

@@ -10,11 +10,10 @@ cloud's record of the invocation (its event and outcome) instead.
 
 from __future__ import annotations
 
-import importlib.util
+import io
 import json
 import re
-import tempfile
-from pathlib import Path
+import zipfile
 from typing import Any
 
 import boto3
@@ -178,10 +177,10 @@ def lambda_esm_sqs_filters_sam(cloud: LocalCloud, pattern: Pattern) -> None:
         assert runs[0]["outcome"] == "ok", (suffix, runs[0])
 
 
-def _edited_generator(cloud: LocalCloud, pattern: Pattern) -> Any:
+def _edited_generator(cloud: LocalCloud, pattern: Pattern) -> None:
     """The README's step 3: the function's code with "bus_a", "bus_b" and "bus_c" replaced
-    by the ARNs of the three buses, deployed (as the console's Deploy does: the function's
-    handler becomes the edited one)."""
+    by the ARNs of the three buses, deployed as the console's Deploy does
+    (UpdateFunctionCode with the zip of the edited app.py)."""
     source = (pattern.dir / "src" / "app.py").read_text()
     for placeholder, output in (
         ("bus_a", "BlueBankBusARN"),
@@ -189,15 +188,12 @@ def _edited_generator(cloud: LocalCloud, pattern: Pattern) -> Any:
         ("bus_c", "GreenBankBusARN"),
     ):
         source = source.replace(f'"{placeholder}"', json.dumps(cloud.outputs[output]))
-    with tempfile.TemporaryDirectory() as code:
-        edited = Path(code) / "app.py"
-        edited.write_text(source)
-        spec = importlib.util.spec_from_file_location("lambda_eventbridge_sns_sam_app", edited)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    cloud.handlers[cloud.outputs["Lambdafunction"]] = module.lambda_handler
-    return module
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as code:
+        code.writestr("app.py", source)
+    boto3.client("lambda").update_function_code(
+        FunctionName=cloud.outputs["Lambdafunction"], ZipFile=archive.getvalue()
+    )
 
 
 def lambda_eventbridge_sns_sam(cloud: LocalCloud, pattern: Pattern) -> None:
@@ -397,7 +393,7 @@ PENDING: dict[str, tuple[Steps, str]] = {
     "lambda-extension-telemetryapi-s3": (
         lambda_extension_telemetryapi_s3,
         "Lambda extensions are not run: the local cloud calls the handler in-process "
-        "(features/lambda_runtime.py InProcessLambdaBackend.invoke) and never starts the "
+        "(features/lambda_runtime.py LocalLambdaBackend.invoke) and never starts the "
         "layer's extensions/telemetryapi-s3-extension.py (no Extensions or Telemetry API), "
         "so no log reaches the bucket",
     ),

@@ -75,18 +75,18 @@ from localcloud.environments.environment import Environment
 from localcloud.environments.pool import EnvironmentPool
 from localcloud.environments.spec import (
     Result,
+    RuntimeMissing,
     Spec,
     TooManyRequests,
     default_runtime_python,
-    where_functions_run,
 )
 
 __all__ = [
     "Environment",
     "EnvironmentPool",
     "Result",
+    "RuntimeMissing",
     "Spec",
     "TooManyRequests",
     "default_runtime_python",
-    "where_functions_run",
 ]

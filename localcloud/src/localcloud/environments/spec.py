@@ -14,11 +14,11 @@ from pathlib import Path
 __all__ = [
     "RUNTIME",
     "Result",
+    "RuntimeMissing",
     "Spec",
     "TooManyRequests",
     "default_runtime_python",
     "log_stream_name",
-    "where_functions_run",
 ]
 
 #: the Lambda runtime the environments are: its Python and awslambdaric (pyproject.toml's
@@ -27,8 +27,12 @@ RUNTIME = "python3.13"
 
 
 def default_runtime_python() -> Path:
-    """``.venv-lambda/bin/python`` of the checkout this package runs from (``make
-    bootstrap`` makes it), or of the current directory."""
+    """``LOCALCLOUD_RUNTIME_PYTHON`` (a Python with awslambdaric), else ``.venv-lambda/bin/
+    python`` of the checkout this package runs from (``make bootstrap`` makes it), or of the
+    current directory."""
+    chosen = os.environ.get("LOCALCLOUD_RUNTIME_PYTHON")
+    if chosen:
+        return Path(chosen)
     here = Path(__file__).resolve()
     for root in (*here.parents, Path.cwd()):
         candidate = root / ".venv-lambda" / "bin" / "python"
@@ -37,13 +41,16 @@ def default_runtime_python() -> Path:
     return Path.cwd() / ".venv-lambda" / "bin" / "python"
 
 
-def where_functions_run(chosen: str | None = None) -> str:
-    """``"process"`` or ``"thread"``: ``chosen``, else LOCALCLOUD_ENVIRONMENTS, else environment
-    processes where the Lambda runtime is installed (.venv-lambda), else threads."""
-    chosen = chosen or os.environ.get("LOCALCLOUD_ENVIRONMENTS")
-    if chosen:
-        return chosen
-    return "process" if default_runtime_python().exists() else "thread"
+class RuntimeMissing(RuntimeError):
+    """No Lambda Python runtime to run the functions in."""
+
+    def __init__(self, python: Path) -> None:
+        self.python = python
+        super().__init__(
+            f"the functions run in the Lambda Python runtime, and there is none at {python}: "
+            "`make bootstrap` makes it (.venv-lambda), or set LOCALCLOUD_RUNTIME_PYTHON to a "
+            "Python with awslambdaric and boto3 installed"
+        )
 
 
 def log_stream_name(version: str) -> str:

@@ -18,8 +18,8 @@ does (CloudFormation User Guide, "Custom resources", "Custom resource request ob
   ``ResourceType``, ``LogicalResourceId``, ``ResourceProperties`` with the property values as
   strings, as CloudFormation sends them; ``PhysicalResourceId`` for Update/Delete,
   ``OldResourceProperties`` for Update) and waits for the response PUT to the
-  ``ResponseURL``: a listener on 127.0.0.1 that lives as long as the request (the handler runs
-  in this process, whether the cloud is served or not; urllib3, requests and urllib reach it);
+  ``ResponseURL``: a listener on 127.0.0.1 that lives as long as the request (the function's
+  environment reaches it, as urllib3, requests and urllib do);
 * SUCCESS: ``PhysicalResourceId`` is the resource's Ref, ``Data`` its ``Fn::GetAtt``
   attributes; FAILED fails the operation with CloudFormation's reason, "Received response
   status [FAILED] from custom resource. Message returned: <Reason> (RequestId: <id>)";
@@ -512,7 +512,7 @@ PATCHES = [
     Patch(
         name="cloudformation-custom-resources",
         kind=Kind.FEATURE,
-        reason="Lambda-backed custom resources run their provider in-process through "
+        reason="Lambda-backed custom resources run their provider function through "
         "CloudFormation's Create/Update/Delete protocol (response URL on 127.0.0.1, Data for "
         "Fn::GetAtt, FAILED and missing responses fail the stack); moto's CustomModel needs a "
         "served moto and a Docker function, never waits and only creates.",

@@ -13,7 +13,7 @@ records written after the mapping was created.
 function's execution role - DescribeStream, GetShardIterator, GetRecords on the stream ARN,
 as Lambda does (the role needs them: SAM attaches AWSLambdaDynamoDBExecutionRole) - drops
 the records no ``FilterCriteria`` pattern matches (moto's EventBridge matcher, the syntax
-Lambda's filters use), and invokes the function (RequestResponse, in-process) with up to
+Lambda's filters use), and invokes the function (RequestResponse) with up to
 ``BatchSize`` records, in stream order, one batch at a time per stream (the shard is blocked
 while a batch fails). Then:
 

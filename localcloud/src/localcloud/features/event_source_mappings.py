@@ -4,7 +4,7 @@ moto 5.2 invokes the mapped function synchronously inside SendMessage
 (sqs/models.py:577, ``Queue.add_message``) with no ReportBatchItemFailures handling. Here,
 instead, a poller (``EventSourceMappings``) receives batches of up to ``BatchSize`` messages
 (with the queue's visibility timeout), builds the SQS event Lambda builds, invokes the
-function (RequestResponse, in-process) and then:
+function (RequestResponse) and then:
 
 * no function error: deletes the batch, except - when ``FunctionResponseTypes`` contains
   ``ReportBatchItemFailures`` - the messages listed in ``batchItemFailures``. A response

@@ -62,7 +62,7 @@ def _before_call(model: Any, params: Any, context: Any, **kwargs: Any) -> Any:
     if authorizer is None or not authorizer.enabled:
         return None
     # a role session's credentials (STS's, a function environment's) name the caller, as on
-    # AWS; other keys: whoever acts in this thread (features/lambda_runtime.py ...)
+    # AWS; other keys: whoever acts in this thread (a workflow, a rule target: features/ ...)
     signed_as = authorizer.caller_of(_access_key(kwargs.get("request_signer")))
     return authorizer.authorize(
         signed_as or CALLER.get() or authorizer.administrator,
@@ -145,7 +145,8 @@ PATCHES = [
         kind=Kind.FEATURE,
         reason="A thread started while a principal is acting (a handler's thread pool, a Map "
         "iteration) acts as it, as a process's threads share its credentials.",
-        test="tests/e2e/test_localcloud_iam.py::test_a_handlers_threads_act_as_its_role",
+        test="tests/e2e/test_localcloud_iam.py"
+        "::test_the_branches_of_a_parallel_state_act_as_the_state_machines_role",
         build=_build_thread_inheritance,
         when="iam",
     ),

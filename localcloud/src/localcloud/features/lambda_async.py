@@ -66,7 +66,7 @@ from localcloud.features.lambda_async_config import arn_parts, async_settings
 from localcloud.features.lambda_runtime import (
     REQUEST_ID_HEADER,
     TENANT_HEADER,
-    InProcessLambdaBackend,
+    LocalLambdaBackend,
 )
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
@@ -399,7 +399,7 @@ def _is_event(headers: Any) -> bool:
     return False
 
 
-_orig_invoke = InProcessLambdaBackend.invoke
+_orig_invoke = LocalLambdaBackend.invoke
 
 
 def _build(rt: Runtime) -> Targets:
@@ -408,7 +408,7 @@ def _build(rt: Runtime) -> Targets:
     runner = _Runner(rt, log, invoke)
 
     def invoke_async(  # noqa: PLR0917 - moto's LambdaBackend.invoke
-        self: InProcessLambdaBackend,
+        self: LocalLambdaBackend,
         function_name: str,
         qualifier: str | None,
         body: Any,
@@ -418,7 +418,7 @@ def _build(rt: Runtime) -> Targets:
         if not _is_event(headers):
             return invoke(self, function_name, qualifier, body, headers, response_headers)
         fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
-        if fn.function_name not in self.runtime.handlers:  # no handler: moto's echo
+        if self._function(fn) is None:  # no code: moto's echo
             return invoke(self, function_name, qualifier, body, headers, response_headers)
         durable = self.durable(fn, function_name, qualifier, body, headers, response_headers)
         if durable is not None:  # a durable execution runs it (features/lambda_durable.py)
@@ -429,7 +429,7 @@ def _build(rt: Runtime) -> Targets:
 
     rt.on_close(log.shutdown)
     return {
-        (InProcessLambdaBackend, "invoke"): invoke_async,
+        (LocalLambdaBackend, "invoke"): invoke_async,
         (s3_notifications, "_invoke_awslambda"): _s3_invoke_lambda,
         (Subscription, "publish"): _sns_publish,
     }

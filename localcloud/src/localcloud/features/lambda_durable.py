@@ -30,9 +30,8 @@ GetDurableExecutionState, ...; the service side of aws-durable-execution-sdk-pyt
   schedules) answers 202 and the execution runs in the background; the asynchronous retries,
   destinations and dead-letter queue of features/lambda_async.py are not applied to it.
 
-Wherever the function runs: on a thread of the cloud its SDK's calls reach these APIs in the
-process; in environment processes (features/lambda_processes.py), at the served endpoint,
-with the function's credentials.
+The function's SDK (in its environment processes: features/lambda_processes.py) calls these
+APIs at the served endpoint, with the function's credentials.
 
 A callback's TimeoutSeconds / HeartbeatTimeoutSeconds count real time: what completes a
 callback (a test, another process) runs in real time. Executions live as long as the cloud
@@ -57,7 +56,7 @@ from moto.core.exceptions import JsonRESTError
 from localcloud import clients
 from localcloud.features import lambda_durable_api as api
 from localcloud.features.lambda_durable_api import DurableError, Execution
-from localcloud.features.lambda_runtime import InProcessLambdaBackend, request_header
+from localcloud.features.lambda_runtime import LocalLambdaBackend, request_header
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.runtime import Runtime
@@ -123,7 +122,7 @@ class DurableService:
         self._threads: list[threading.Thread] = []
 
     # --- starting ----------------------------------------------------------------------
-    def invoke(  # noqa: PLR0917 - InProcessLambdaBackend.invoke's arguments
+    def invoke(  # noqa: PLR0917 - LocalLambdaBackend.invoke's arguments
         self, backend: Any, fn: Any, function_name: str, qualifier: str | None, body: Any,
         headers: Any, response_headers: Any,
     ) -> bytes | None:  # fmt: skip
@@ -409,14 +408,14 @@ def _build(rt: Runtime) -> Targets:
     service = DurableService(rt)
     rt.durable_executions = service  # type: ignore[attr-defined]  # tests: durable_service()
 
-    def durable(  # noqa: PLR0917 - InProcessLambdaBackend.invoke's arguments
-        self: InProcessLambdaBackend, fn: Any, function_name: str, qualifier: str | None,
+    def durable(  # noqa: PLR0917 - LocalLambdaBackend.invoke's arguments
+        self: LocalLambdaBackend, fn: Any, function_name: str, qualifier: str | None,
         body: Any, headers: Any, response_headers: Any,
     ) -> bytes | None:  # fmt: skip
         return service.invoke(self, fn, function_name, qualifier, body, headers, response_headers)
 
     rt.on_close(service.close)
-    targets: Targets = {(InProcessLambdaBackend, "durable"): durable}
+    targets: Targets = {(LocalLambdaBackend, "durable"): durable}
     targets[(lambda_urls, "url_paths")] = {**lambda_urls.url_paths, **api.URL_PATHS}
     for name, method in api.methods(service).items():
         targets[(LambdaResponse, name)] = method

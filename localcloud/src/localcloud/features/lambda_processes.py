@@ -1,9 +1,9 @@
-"""Feature (opt-in): each function runs in environments of its own, processes of the Lambda
-Python runtime (localcloud/environments/), instead of on a thread of the local cloud.
+"""Each function runs in environments of its own, processes of the Lambda Python runtime
+(localcloud/environments/).
 
-``LocalCloud(environments="process")`` (or ``LOCALCLOUD_ENVIRONMENTS=process``): the deploy
-imports no handler into the local cloud and sets no shared ``os.environ``; each function is a
-``ProcessFunction`` in ``Runtime.handlers``, and an invocation runs in an environment of the
+Nothing of a function is imported into the local cloud, and no shared ``os.environ`` is
+set: an invocation of a function (or of a version: the code it was published with) runs its
+code (``ProcessFunction``) in an environment of the
 function's pool (``EnvironmentPool``): the function's own variables (as the function's
 configuration holds them now: UpdateFunctionConfiguration reaches the next environment), its
 code directory, the credentials of a session of its execution role (so its calls are judged
@@ -15,7 +15,7 @@ what the reservations leave; past it: ``TooManyRequestsException``). The error d
 ``Runtime.ImportModuleError`` are the runtime interface client's.
 
 The function's layers are on its path (/opt/python). A function fault (``cloud.fail_next``,
-a gate) answers or holds the invocation before it reaches an environment, as in-process.
+a gate) answers or holds the invocation before it reaches an environment.
 A tenant-isolated function (features/lambda_tenancy.py) has a pool for each tenant, whose
 environments are given the tenant (``context.tenant_id``); a durable function
 (features/lambda_durable.py) is invoked by its durable execution, and its SDK calls the
@@ -32,6 +32,7 @@ import os
 import sys
 import threading
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,12 +45,12 @@ from localcloud.environments.host_build import (
     requirements_build,
 )
 from localcloud.environments.runtimes import runtime_python
-from localcloud.features.lambda_logs import uncaptured
+from localcloud.features.lambda_logs import FunctionLogs
 
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
-__all__ = ["ProcessFunction", "Processes"]
+__all__ = ["ProcessFunction", "Processes", "processes_of"]
 
 LOG = logging.getLogger(__name__)
 
@@ -81,14 +82,13 @@ def _reserved(fn: Any) -> int:
     return sum(int(f.reserved_concurrency or 0) for f in functions)
 
 
+@dataclass(frozen=True)
 class ProcessFunction:
-    """A function of the stack whose invocations run in its own environment processes."""
+    """A function's code, run in environment processes of its own: ``Runtime.handlers``."""
 
-    def __init__(self, processes: Processes, name: str, handler: str, code_dir: Path) -> None:
-        self.processes, self.name, self.handler, self.code_dir = processes, name, handler, code_dir
-
-    def __call__(self, event: Any, context: Any) -> Any:
-        raise RuntimeError(f"{self.name} runs in its own process (features/lambda_processes.py)")
+    name: str
+    handler: str  # its Handler: "module.function"
+    code_dir: Path  # LAMBDA_TASK_ROOT
 
 
 class Processes:
@@ -102,19 +102,21 @@ class Processes:
         self.account_concurrency = int(os.environ.get("LOCALCLOUD_ACCOUNT_CONCURRENCY", "1000"))
         self._unreserved = 0  # invocations running of functions without a reservation
         self._pools: dict[tuple[Any, ...], EnvironmentPool] = {}
+        self.logs = FunctionLogs()  # the functions' log groups (features/lambda_logs.py)
+        self._code: dict[str, Path] = {}  # CodeSha256 -> its directory
         self._lock = threading.Lock()
 
-    def register(
-        self, functions: dict[str, str], code_dirs: dict[str, Path], configs: dict[str, Any]
-    ) -> tuple[dict[str, str], dict[str, str | None]]:
-        """The deploy's functions (logical id -> name) as ProcessFunctions; nothing is put
-        into this process's environment (the deploy's (environment, previous) are empty)."""
-        for logical_id, name in functions.items():
-            code = code_dirs.get(logical_id)
-            if code is not None:
-                handler = str(configs[logical_id]["Handler"])
-                self.runtime.handlers[name] = ProcessFunction(self, name, handler, code)
-        return {}, {}
+    def function(self, fn: Any) -> ProcessFunction | None:
+        """What an invocation of ``fn`` (moto's model of a version) runs: the code of its zip
+        (a deployed CodeUri's stand-in names its directory: code.py), None without code."""
+        body = getattr(fn, "code_bytes", b"")
+        if not body:
+            return None
+        with self._lock:
+            code = self._code.get(fn.code_sha_256)
+            if code is None:
+                code = self._code[fn.code_sha_256] = unpacked(body)
+        return ProcessFunction(fn.function_name, str(fn.handler), code)
 
     def _pool(self, function: ProcessFunction, fn: Any, tenant: str | None) -> EnvironmentPool:
         variables = dict(fn.environment_vars or {})
@@ -176,12 +178,9 @@ class Processes:
         finally:
             with self._lock:
                 self._unreserved -= unreserved
-        with uncaptured():  # not the output of a function on this thread that invoked it
-            for line in result.logs:  # the function's log, where in-process handlers print
-                sys.stdout.write(f"{line}\n")
-        logs = self.runtime.function_logs  # and its log group (features/lambda_logs.py)
-        if logs is not None:
-            logs.write(fn, result.log_stream, result.logs)  # the environment's own stream
+        for line in result.logs:  # the function's log: on this process's stdout
+            sys.stdout.write(f"{line}\n")
+        self.logs.write(fn, result.log_stream, result.logs)  # its log group, the environment's
         rec["outcome"] = result.error_type or "ok"
         if result.function_error:
             response_headers["x-amz-function-error"] = result.function_error
@@ -192,3 +191,11 @@ class Processes:
             pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             pool.close()
+
+
+def processes_of(runtime: Runtime) -> Processes:
+    """The runtime's environment pools, made when first needed (closed with the runtime)."""
+    if runtime.processes is None:
+        runtime.processes = Processes(runtime)
+        runtime.on_close(runtime.processes.close)
+    return runtime.processes  # type: ignore[no-any-return]

@@ -6,7 +6,8 @@ credentials (``Authorizer.credentials``, iam/credentials.py: STS AssumeRole's, o
 a function environment) is that session's, over HTTP and in the process
 (features/role_sessions.py), before any of these:
 
-* a Lambda handler runs as its function's execution role (features/lambda_runtime.py);
+* a Lambda function calls with its environment's credentials: a session of its execution
+  role (features/lambda_processes.py);
 * a Step Functions execution, its service integrations, Map iterations and ItemReader /
   ResultWriter, runs as its state machine's role (``execution-runs-as-its-role`` below);
 * an EventBridge rule target with a ``RoleArn`` is called with that role, others (SQS, SNS,
@@ -17,7 +18,7 @@ a function environment) is that session's, over HTTP and in the process
   ``cloudwatch.amazonaws.com`` (features/alarm_actions.py).
 
 Threads inherit their starter's caller (``threads-inherit-the-caller``), as a process's
-threads share its credentials: a handler's thread pool still runs as the function's role.
+threads share its credentials: a Parallel branch or Map iteration runs as its execution.
 
 How (``authorize-sdk-calls``): a botocore ``before-call`` handler on every client maps the
 operation to the actions and resources AWS checks (iam/actions.py), evaluates them

@@ -7,7 +7,8 @@ machines into the executing Step Functions backend and applies DefinitionSubstit
 1. loads the template with CloudFormation short tags (samtranslator's YAML loader);
 2. makes it deployable without ``sam build``/``sam package``: every local ``CodeUri``
    (Globals and functions) and layer ``ContentUri`` becomes the S3 location of a small
-   placeholder zip uploaded into moto S3 (handlers run in-process, never from the zip), and
+   placeholder zip uploaded into moto S3 (naming the directory the function's environments
+   run: code.py), and
    every state machine ``DefinitionUri`` becomes an inline ``Definition``;
 3. runs the SAM transform offline (samtranslator, bundled managed-policy map, no AWS call);
 4. refuses, before creating anything, what moto would silently get wrong:
@@ -25,10 +26,8 @@ machines into the executing Step Functions backend and applies DefinitionSubstit
    block, ownership, lifecycle) and DynamoDB (TTL, PITR); on moto's Lambda model for layers,
    tracing, architectures and tags (its UpdateFunctionConfiguration ignores them). Checks
    CREATE_COMPLETE and that every state machine is visible to ``DescribeStateMachine`` with
-   no ``${...}`` left;
-6. registers the functions' handlers in ``handlers`` (by physical function name) and
-   puts the functions' resolved environment variables into ``os.environ`` (one process, so
-   functions must agree on every variable; ``DeployedStack.restore_environment()`` undoes it).
+   no ``${...}`` left. An invocation runs the function's code in its environment processes
+   (features/lambda_processes.py), with its own variables: nothing of it enters this process.
 
 Shims (``SHIMS``) for types moto 5.2's CloudFormation does not create (checked against
 ``moto.cloudformation.parsing.get_model_map()``):

@@ -34,7 +34,7 @@ from moto.cloudformation.exceptions import ValidationError
 from localcloud.code import unpacked
 from localcloud.patching import PatchSet
 from localcloud.stack import custom_resources
-from localcloud.stack.base import StackDeployError, remember_code
+from localcloud.stack.base import StackDeployError
 from localcloud.stack.clients import DeployClients
 from localcloud.stack.deploy import (
     _Artifacts,
@@ -42,8 +42,6 @@ from localcloud.stack.deploy import (
     _managed_policies,
     _physical_resources,
     _prepare,
-    _register_handlers,
-    _resolve_handler,
     deploy_patch_set,
     prepare_source,
 )
@@ -219,11 +217,12 @@ class StackOperations:
         region = stack.region_name
         patches.install(rt)
         try:
-            with custom_resources.early_handlers(
-                rt, region, stack.name, transformed=json.loads(body), code_dirs=code,
-                resolve_handler=_resolve_handler,
-                managed_policies=lambda physical: _managed_policies(json.loads(body), physical),
-            ):  # fmt: skip
+            with custom_resources.managed_policies_meanwhile(
+                rt,
+                region,
+                stack.name,
+                lambda physical: _managed_policies(json.loads(body), physical),
+            ):
                 done = change()
             _apply_ignored_properties(rt.deploy_report.created, DeployClients(region))
         finally:
@@ -238,18 +237,5 @@ class StackOperations:
         resources, types = _physical_resources(clients("cloudformation"), stack.name)
         rt.authorizer.managed.update(_managed_policies(template, resources))
         _check_log_delivery(rt, resources, types, clients)
-        functions = {
-            lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"
-        }
-        lam = clients("lambda")
-        configs = {
-            lid: lam.get_function_configuration(FunctionName=n) for lid, n in functions.items()
-        }
-        fresh = {lid: n for lid, n in functions.items() if lid in code or n not in rt.handlers}
-        if fresh and rt.processes is not None:  # each function in its own processes
-            rt.processes.register(fresh, code, configs)
-        elif fresh:
-            _register_handlers(fresh, code, configs, rt.handlers, region)
-        remember_code(rt, functions, configs)
         for listener in list(rt.stack_listeners):
             listener(stack.name)

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import logging
-import os
 import re
-import sys
-import tempfile
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 LOG = logging.getLogger(__name__)
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
@@ -60,61 +55,9 @@ class DeployedStack:
     resources: dict[str, str]  # logical id -> physical id (DescribeStackResources)
     functions: dict[str, str]  # logical id of each function -> physical function name
     types: dict[str, str] = field(default_factory=dict)  # logical id -> resource type
-    environment: dict[str, str] = field(default_factory=dict)  # put into os.environ
-    _previous_environment: dict[str, str | None] = field(default_factory=dict, repr=False)
     code_dirs: tuple[Path, ...] = ()  # the functions' local CodeUri directories
     restored: bool = False  # copied back from this process's first deploy (stack/snapshot.py)
 
-    def restore_environment(self) -> None:
-        """Put back the os.environ values ``deploy`` replaced."""
-        for name, value in self._previous_environment.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        cold_start(self.code_dirs)
-        forget_unpacked_code(self.code_dirs)
-
-
-def forget_unpacked_code(code_dirs: Iterable[Path]) -> None:
-    """The modules of code the deploy unpacked (inline code, zips: stack/template.py's
-    ``localcloud-code`` directories) leave ``sys.modules`` with their stack: the next stack
-    of the process with the same code imports it again, cold, instead of finding the module
-    (and what it read from the environment at import) of this one."""
-    unpacked = Path(tempfile.gettempdir()) / "localcloud-code"
-    roots = tuple(
-        f"{Path(d).resolve()}{os.sep}" for d in code_dirs if Path(d).is_relative_to(unpacked)
-    )
-    for name, module in list(sys.modules.items()):
-        if roots and (getattr(module, "__file__", None) or "").startswith(roots):
-            del sys.modules[name]
-
-
-def cold_start(code_dirs: Iterable[Path]) -> None:
-    """Every deploy starts the functions cold, as on AWS: what their code cached across
-    invocations in a module-level ``functools.cache``/``lru_cache`` (an SDK client, a config
-    read) is dropped, so nothing made under one local cloud outlives it. A handler importing
-    the same modules shares one process here, so they are cleared on deploy and on stop."""
-    roots = tuple(f"{Path(d).resolve()}{os.sep}" for d in code_dirs)
-    if not roots:
-        return
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None) or ""
-        if not path.startswith(roots):
-            continue
-        for value in list(vars(module).values()):
-            if (
-                not isinstance(value, type)  # a class's cache_clear is its instances'
-                and callable(getattr(value, "cache_clear", None))
-                and getattr(value, "__module__", None) == module.__name__
-            ):
-                value.cache_clear()
-
-
-def remember_code(runtime: Any, functions: dict[str, str], configs: dict[str, Any]) -> None:
-    """Record each function's handler as the handler of its current code (its CodeSha256):
-    a version published from it runs it later (``Runtime.code_handlers``)."""
-    for logical_id, name in functions.items():
-        sha = str(configs[logical_id].get("CodeSha256", ""))
-        if name in runtime.handlers:
-            runtime.code_handlers[(name, sha)] = runtime.handlers[name]
+    def stop(self) -> None:
+        """What stopping the cloud does to the stack: nothing here (its custom resources get
+        their Delete: custom_resources.StackWithCustomResources)."""

@@ -1,17 +1,10 @@
-"""``deploy``: prepare, create the stack, apply what moto ignores, register the handlers."""
+"""``deploy``: prepare, create the stack, apply what moto ignores, register the functions."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import importlib
-import importlib.util
 import json
 import logging
-import os
 import re
-import sys
-from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -19,7 +12,6 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from localcloud.code import stand_in_zip
-from localcloud.features.lambda_runtime import InitError
 from localcloud.iam import enforcement as iam
 from localcloud.iam.actions import Need
 from localcloud.iam.enforcement import IAM_VARIABLE
@@ -35,8 +27,6 @@ from localcloud.stack.base import (
     StackDeployError,
     UnsupportedPropertyError,
     UnsupportedResourceError,
-    cold_start,
-    remember_code,
 )
 from localcloud.stack.clients import DeployClients
 from localcloud.stack.dependencies import check_circular_dependencies
@@ -160,96 +150,6 @@ def _check_state_machines(sfn: Any, resources: dict[str, str], types: dict[str, 
             raise StackDeployError(f"{logical_id}: definition still contains {', '.join(leftover)}")
 
 
-def _function_environment(configs: dict[str, dict[str, Any]]) -> dict[str, str]:
-    merged: dict[str, str] = {}
-    owner: dict[str, str] = {}
-    for logical_id, config in configs.items():
-        variables = (config.get("Environment") or {}).get("Variables") or {}
-        for name, raw in variables.items():
-            value = str(raw)
-            if name in merged and merged[name] != value:
-                raise StackDeployError(
-                    f"environment variable {name} differs between functions: "
-                    f"{owner[name]}={merged[name]!r}, {logical_id}={value!r} "
-                    "(handlers share one process and one os.environ)"
-                )
-            merged[name], owner[name] = value, logical_id
-    return merged
-
-
-def _resolve_handler(handler: str, where: str, code_dir: Path | None) -> Callable[[Any, Any], Any]:
-    """The Handler's function, from the function's own code directory: a module of the same
-    name in another function's directory (``app.py``, inline code's ``index.py``) is loaded
-    again under a name of its own, as each function has its own /var/task on Lambda.
-
-    A handler that cannot be imported or found does not stop the deploy (CloudFormation
-    creates the function all the same): every invocation fails as Lambda's Python runtime
-    reports it, and the deploy logs it at once."""
-    module_name, _, attribute = handler.rpartition(".")
-    try:
-        if not module_name:
-            raise InitError("Runtime.MalformedHandlerName", f"Bad handler '{handler}': not "
-                            "enough values to unpack (expected 2, got 1)")  # fmt: skip
-        try:
-            module = importlib.import_module(module_name)
-            expected = _module_file(code_dir, module_name)
-            loaded = getattr(module, "__file__", None)
-            if expected is not None and (not loaded or Path(loaded).resolve() != expected):
-                module = _load_private(module_name, expected, where)
-        except ImportError as exc:  # as the Python runtime interface client reports each
-            raise InitError("Runtime.ImportModuleError",
-                            f"Unable to import module '{module_name}': {exc}") from exc  # fmt: skip
-        except SyntaxError as exc:
-            raise InitError("Runtime.UserCodeSyntaxError",
-                            f"Syntax error in module '{module_name}': {exc}") from exc  # fmt: skip
-        except Exception as exc:  # raised by the module's own code while it was imported
-            raise InitError(type(exc).__name__, str(exc)) from exc
-        target = getattr(module, attribute, None)
-        if not callable(target):
-            raise InitError("Runtime.HandlerNotFound",
-                            f"Handler '{attribute}' missing on module '{module_name}'")  # fmt: skip
-    except InitError as error:
-        LOG.warning("%s: every invocation will fail: %s: %s", where, error.error_type, error)
-        return functools.partial(_init_failed, error)
-    return target  # type: ignore[no-any-return]
-
-
-def _init_failed(error: InitError, event: Any, context: Any) -> Any:
-    raise error
-
-
-def _module_file(code_dir: Path | None, module_name: str) -> Path | None:
-    if code_dir is None:
-        return None
-    base = code_dir.joinpath(*module_name.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate.resolve()
-    return None
-
-
-def _load_private(module_name: str, path: Path, where: str) -> Any:
-    if "." in module_name or path.name == "__init__.py":
-        raise StackDeployError(
-            f"{where}: package {module_name} is also another function's, from another "
-            "directory; functions share one process here, so a package may be one function's "
-            "only (give one of them another name)"
-        )
-    name = f"{module_name}@{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-    return sys.modules[name]
-
-
 class _Artifacts:
     """Uploads a stand-in zip per local code directory into a stack artifact bucket."""
 
@@ -361,35 +261,6 @@ def _check_references(template: dict[str, Any]) -> None:
             )
 
 
-def _register_handlers(
-    functions: dict[str, str],
-    code_dirs: dict[str, Path],
-    configs: dict[str, dict[str, Any]],
-    handlers: dict[str, Callable[[Any, Any], Any]],
-    region: str,
-) -> tuple[dict[str, str], dict[str, str | None]]:
-    """handlers[physical name] = the imported Handler (``configs``: each function's
-    configuration by logical id); the functions' environment into os.environ first (handlers
-    read it at import). Returns (environment, previous)."""
-    environment = _function_environment(configs)
-    previous = {name: os.environ.get(name) for name in environment}
-    os.environ.update(environment)
-    for path in dict.fromkeys(str(p) for p in code_dirs.values()):
-        if path not in sys.path:
-            sys.path.insert(0, path)  # the code directory is /var/task, first on Lambda's path
-    try:
-        for lid, name in functions.items():
-            runtime = str(configs[lid].get("Runtime", ""))
-            if not runtime.startswith("python"):
-                raise StackDeployError(f"{lid}: runtime {runtime} cannot run in-process")
-            handlers[name] = _resolve_handler(configs[lid]["Handler"], lid, code_dirs.get(lid))
-        cold_start(code_dirs.values())
-    except BaseException:
-        DeployedStack("", region, {}, {}, {}, {}, {}, previous).restore_environment()
-        raise
-    return environment, previous
-
-
 def _create(
     clients: DeployClients,
     stack_name: str,
@@ -401,11 +272,9 @@ def _create(
 ) -> snapshot.Recorded:
     """create_stack, then what it made checked as AWS would refuse it."""
     region = clients.region
-    with custom_resources.early_handlers(  # a custom resource invokes its function meanwhile
-        runtime, region, stack_name, transformed=transformed, code_dirs=code_dirs,
-        resolve_handler=_resolve_handler,
-        managed_policies=lambda physical: _managed_policies(transformed, physical),
-    ):  # fmt: skip
+    with custom_resources.managed_policies_meanwhile(  # a custom resource invokes a function
+        runtime, region, stack_name, lambda physical: _managed_policies(transformed, physical)
+    ):
         _create_stack(clients, stack_name, json.dumps(transformed), parameters, runtime=runtime)
     cfn = clients("cloudformation")
     described = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]
@@ -448,7 +317,8 @@ def deploy(
     environment: dict[str, Any] | None = None,
 ) -> DeployedStack:
     """Deploy ``template`` into the active moto mock (see the module docstring). The
-    functions' handlers are registered in ``runtime.handlers``; the deploy-time patches
+    functions are registered in ``runtime.handlers`` (features/lambda_processes.py); the
+    deploy-time patches
     (``deploy_patch_set``) are installed for it while ``create_stack`` runs.
 
     ``snapshots``: a mock that holds only what LocalCloud puts there before each deploy may
@@ -492,13 +362,6 @@ def deploy(
         runtime.authorizer.managed.update(recorded.managed)
     resources, types, code_dirs = recorded.resources, recorded.types, recorded.code_dirs
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
-    if runtime.processes is not None:  # each function in its own processes, nothing imported
-        environment, previous = runtime.processes.register(functions, code_dirs, recorded.configs)
-    else:
-        environment, previous = _register_handlers(
-            functions, code_dirs, recorded.configs, runtime.handlers, clients.region
-        )
-    remember_code(runtime, functions, recorded.configs)
     return custom_resources.stack_type(types)(  # with custom resources: deleted on stop
         stack_name=stack_name,
         region=region,
@@ -506,8 +369,6 @@ def deploy(
         resources=resources,
         functions=functions,
         types=types,
-        environment=environment,
-        _previous_environment=previous,
         code_dirs=tuple(dict.fromkeys(code_dirs.values())),
         restored=restored,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -181,6 +182,11 @@ def _apply_table(name: str, props: dict[str, Any], resource: Any, clients: Deplo
 def _apply_function(name: str, props: dict[str, Any], fn: Any, clients: DeployClients) -> None:
     # moto's UpdateFunctionConfiguration ignores TracingConfig: set them on moto's model, as
     # its own CreateFunction does from the same keys (awslambda/models.py LambdaFunction).
+    # CloudFormation gives Lambda every variable as a string (a Number parameter's Ref too)
+    fn.environment_vars = {
+        key: json.dumps(value) if isinstance(value, bool) else str(value)
+        for key, value in (fn.environment_vars or {}).items()
+    }
     if "Layers" in props:
         fn.layers = fn._get_layers_data(props["Layers"])  # public layers: stand-in (patches)
     if "TracingConfig" in props:

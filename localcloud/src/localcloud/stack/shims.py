@@ -487,7 +487,8 @@ SHIMS: dict[str, type[_Shim]] = {
 
 
 class _PublicLayer:
-    """Stand-in for a public layer version moto has never seen (content unused: in-process)."""
+    """Stand-in for a public layer version moto has never seen (the local cloud stands in for
+    its content)."""
 
     def __init__(self, arn: str) -> None:
         self.arn, self.code_size, self.code_bytes = arn, 0, b""

@@ -7,7 +7,7 @@ moto's backends as they stand right after it (one deep copy, ~20 ms of CPU) with
 deploy learnt (outputs, resources, managed policies, the deploy report); a later deploy of the
 same key, in a fresh mock, copies the recorded backends back (~15 ms) instead of running
 ``create_stack`` and its checks again (~0.5 s). Everything a deploy does for the cloud that
-runs it (handlers imported, the functions' environment, a cold start) happens as before, so
+runs it (the managed policies known, its functions' environments) happens as before, so
 each cloud still starts with new resources of its own, in the state the deploy left them.
 
 Only successful deploys are recorded; a template, a file it inlines or a parameter that
@@ -137,7 +137,7 @@ def _copy(states: list[tuple[BackendDict[Any], Any]]) -> list[tuple[BackendDict[
 
 def _homes() -> dict[int, tuple[str, str]]:
     """Where each of moto's BackendDicts lives (module, attribute). A patch may put a new one
-    there for each cloud (the in-process Lambda backend does): the copy goes where it lives."""
+    there for each cloud (the local Lambda backend does): the copy goes where it lives."""
     found: dict[int, tuple[str, str]] = {}
     for name, module in list(sys.modules.items()):
         if name.startswith("moto.") and name.endswith(".models"):
