@@ -3,10 +3,12 @@ its own variables, its role's credentials judged over HTTP, its configuration as
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import threading
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -268,6 +270,40 @@ def test_a_configuration_update_reaches_the_next_environment(cloud: LocalCloud) 
         FunctionName=name, Environment={"Variables": {"QUEUE_URL": "third", "BUCKET": "x"}}
     )
     assert call(cloud, "Other")["queue"] == "third"
+
+
+def _zip(source: str) -> bytes:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as code:
+        code.writestr("index.py", source)
+    return archive.getvalue()
+
+
+def test_code_given_to_the_lambda_api_is_the_code_that_runs(cloud: LocalCloud) -> None:
+    """CreateFunction's zip runs (moto echoes the payload); UpdateFunctionCode's runs from
+    the next invocation; a version published before keeps its own code."""
+    lam, iam = boto3.client("lambda"), boto3.client("iam")
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+             "Principal": {"Service": "lambda.amazonaws.com"}}]}  # fmt: skip
+    role = iam.create_role(RoleName="api-code", AssumeRolePolicyDocument=json.dumps(trust))
+    first = "def handler(event, context):\n    return {'code': 1, 'got': event}\n"
+    lam.create_function(
+        FunctionName="api-code",
+        Role=role["Role"]["Arn"],
+        Runtime="python3.13",
+        Handler="index.handler",
+        Code={"ZipFile": _zip(first)},
+        Publish=True,
+    )
+
+    def invoke(**qualifier: str) -> Any:
+        reply = lam.invoke(FunctionName="api-code", Payload=b'{"n": 7}', **qualifier)
+        return json.loads(reply["Payload"].read())
+
+    assert invoke() == {"code": 1, "got": {"n": 7}}
+    lam.update_function_code(FunctionName="api-code", ZipFile=_zip(first.replace("1", "2")))
+    assert invoke() == {"code": 2, "got": {"n": 7}}
+    assert invoke(Qualifier="1") == {"code": 1, "got": {"n": 7}}
 
 
 def run(cloud: LocalCloud, machine: str, execution_input: dict[str, object]) -> dict[str, Any]:
