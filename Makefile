@@ -263,7 +263,7 @@ unit: bootstrap  ## unit tests only
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
 
 # The app's venv and the Lambda runtime's (no SAM CLI): each function runs in environment
-# processes of its own (its handler in-process where no Python 3.13 is found).
+# processes of its own (on the nearest Python where no 3.13 is found).
 demo: $(DEV_STAMP) $(LAMBDA_STAMP)  ## every workflow path through the local cloud (S3 -> EventBridge -> Step Functions), one table
 	$(BIN)/ingestctl local demo $(if $(WORKFLOW_TYPE),--workflow-type $(WORKFLOW_TYPE))
 

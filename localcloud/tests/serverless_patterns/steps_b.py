@@ -392,9 +392,10 @@ STEPS: dict[str, Steps] = {
 PENDING: dict[str, tuple[Steps, str]] = {
     "lambda-extension-telemetryapi-s3": (
         lambda_extension_telemetryapi_s3,
-        "Lambda extensions are not run: the local cloud calls the handler in-process "
-        "(features/lambda_runtime.py LocalLambdaBackend.invoke) and never starts the "
-        "layer's extensions/telemetryapi-s3-extension.py (no Extensions or Telemetry API), "
-        "so no log reaches the bucket",
+        "Lambda extensions are not run: a function's environment process starts only the "
+        "runtime (localcloud/environments/), never the layer's "
+        "extensions/telemetryapi-s3-extension.py (no Extensions or Telemetry API), so no log "
+        "reaches the bucket; it also listens on sandbox:8080, a host name and a fixed port each "
+        "Lambda sandbox has to itself (a network namespace per environment)",
     ),
 }
