@@ -252,6 +252,8 @@ def test_a_missing_module_is_lambdas_import_module_error(code: Path) -> None:
         "[ERROR] Runtime.ImportModuleError: Unable to import" in line for line in result.logs
     )
     assert "Status: error\tError Type: Runtime.ImportModuleError" in result.logs[-1]
+    # the runtime's memory, read before it exited (Lambda reports it too)
+    assert int(result.logs[-1].split("Max Memory Used: ")[1].split(" MB")[0]) > 0
     # every invocation fails the same way, each in a new environment
     assert again.error_type == "Runtime.ImportModuleError" and again.pid != result.pid
 

@@ -162,6 +162,7 @@ class Environment:
             self.api.stop()
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
+        self.api.memory = lambda: _max_memory_mb(self.pid)
         self._logs.start()
         threading.Thread(target=self._watch_exit, name="environment-exit", daemon=True).start()
 
@@ -248,7 +249,8 @@ class Environment:
                 )
         logs += self._logs.take()
         self._learn()
-        return self._result(request_id, payload, error_type, logs, init_ms, start, status, None)
+        memory = self.api.init_memory  # an init that failed: read before the runtime exited
+        return self._result(request_id, payload, error_type, logs, init_ms, start, status, memory)
 
     def _learn(self) -> None:
         """What the first environment of its configuration imported, for the next ones."""

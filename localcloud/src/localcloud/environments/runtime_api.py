@@ -26,6 +26,7 @@ import queue
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
@@ -61,6 +62,9 @@ class RuntimeApi:
         self.initialized = threading.Event()  # the first /next (or an init error)
         self.init_done_at: float | None = None
         self.init_error: tuple[bytes, str] | None = None
+        #: the environment's peak memory (MB), read when its init error arrives (it then exits)
+        self.memory: Callable[[], int | None] = lambda: None
+        self.init_memory: int | None = None
         #: the tenant whose environment this is (a tenant-isolated function's), else None
         self.tenant_id: str | None = None
         self.changed = threading.Event()  # set on each result, init error, or stop
@@ -134,6 +138,7 @@ class RuntimeApi:
         return True
 
     def fail_init(self, payload: bytes, error_type: str) -> None:
+        self.init_memory = self.memory()
         self.init_error = (payload, error_type)
         self.initialized.set()
         self.changed.set()
