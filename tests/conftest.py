@@ -10,13 +10,6 @@ import pytest
 
 from localcloud import gc_tuning
 
-# The handlers' Powertools Logger and Metrics read POWERTOOLS_SERVICE_NAME once, when their
-# module is first imported: in a test process, by whichever test imports them first. The
-# template sets it to the stack name; this is the local cloud's default stack name, so the
-# metrics the in-process functions emit carry the `service` dimension the deployed alarms and
-# dashboard of that stack read, whatever order the tests run in.
-os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "ingest-local")
-
 
 @pytest.fixture(autouse=True)
 def _environment_of_the_test() -> Iterator[None]:
