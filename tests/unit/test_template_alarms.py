@@ -23,7 +23,7 @@ pytestmark = pytest.mark.unit
 
 @pytest.fixture(scope="module")
 def resources() -> dict[str, Any]:
-    packaged, _ = localize(
+    packaged = localize(
         load_template(TEMPLATE), ROOT, lambda path: {"Bucket": "artifacts", "Key": path.name}
     )
     transformed = sam_transform(packaged, region="us-east-1")

@@ -16,7 +16,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["STAND_IN", "code_dir", "inline_code_dir", "stand_in_zip", "unpacked"]
+__all__ = ["STAND_IN", "code_dir", "stand_in_zip", "unpacked"]
 
 STAND_IN = "LOCALCLOUD_CODE_DIR"  # the one file of a local code directory's stand-in zip
 
@@ -40,16 +40,6 @@ def unpacked(body: bytes) -> Path:
         archive_file.write(body)
         archive_file.flush()
         return code_dir(Path(archive_file.name))
-
-
-def inline_code_dir(code: str) -> Path:
-    """A directory holding ``code`` as ``index.py``, where Lambda puts a Python function's
-    inline code (``InlineCode``, ``Code.ZipFile``: handler ``index.<function>``), beside the
-    ``cfnresponse`` module Lambda provides to inline code (moto's copy of it)."""
-    from moto.utilities.utils import load_resource_as_str
-
-    cfnresponse = load_resource_as_str("awslambda/resources/cfnresponse.py.txt") + "\n"
-    return _code_dir({"index.py": code.encode(), "cfnresponse.py": cfnresponse.encode()})
 
 
 def code_dir(path: Path) -> Path:

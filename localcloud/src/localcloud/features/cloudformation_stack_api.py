@@ -47,15 +47,12 @@ def _failed(rt: Runtime, exc: Exception) -> tuple[str, str]:
     return "", f"{type(exc).__name__}: {exc}"
 
 
-def _change(
-    rt: Runtime, stack: Any, kind: str, prepared: tuple[str, Any], change: Callable[[], Any]
-) -> None:
+def _change(rt: Runtime, stack: Any, kind: str, body: str, change: Callable[[], Any]) -> None:
     """``change()`` of ``stack`` (kind CREATE or UPDATE) with the deploy's patches; what fails
     is rolled back as CloudFormation rolls it back."""
-    body, code = prepared
     previous = json.dumps(stack.template_dict)  # as prepared (JSON), or as given (YAML)
     try:
-        rt.stacks.run(rt, stack, body, code, change)
+        rt.stacks.run(rt, stack, body, change)
     except ValidationError:
         raise
     except Exception as exc:  # a resource failed: CloudFormation rolls the stack back
@@ -72,14 +69,14 @@ def _change(
                 stack.status = "ROLLBACK_COMPLETE"
             return
         stack._add_stack_event("UPDATE_ROLLBACK_IN_PROGRESS", resource_status_reason=failed)
-        rt.stacks.run(rt, stack, previous, {}, lambda: stack.update(previous))
+        rt.stacks.run(rt, stack, previous, lambda: stack.update(previous))
         stack.events = [e for e in stack.events if e.resource_status != "UPDATE_COMPLETE"
                         or e.timestamp < stack.events[-1].timestamp]  # fmt: skip
         stack._add_stack_event("UPDATE_ROLLBACK_COMPLETE")
         stack.status = "UPDATE_ROLLBACK_COMPLETE"
-        rt.stacks.settle(rt, stack, previous, {})
+        rt.stacks.settle(rt, stack, previous)
         return
-    rt.stacks.settle(rt, stack, body, code)
+    rt.stacks.settle(rt, stack, body)
 
 
 def _create(stack: Any, template: str) -> None:
@@ -94,7 +91,7 @@ def _create(stack: Any, template: str) -> None:
 
 
 def _build(rt: Runtime) -> Targets:
-    prepared: dict[str, tuple[str, Any]] = {}  # change set id -> (template, code directories)
+    prepared: dict[str, str] = {}  # change set id -> the template as the deploy prepared it
 
     def update_stack(  # noqa: PLR0917 - moto's signature
         self: CloudFormationBackend,
@@ -106,13 +103,13 @@ def _build(rt: Runtime) -> Targets:
     ) -> Any:
         if rt.stacks is None:
             return _UPDATE_STACK(self, name, template, role_arn, parameters, tags)
-        body, code = rt.stacks.prepare(self, name, template, parameters)
+        body = rt.stacks.prepare(self, name, template, parameters)
         stack = self.get_stack(name)
         parameters = [  # UsePreviousValue resolved here (moto: KeyError for a default)
             {"ParameterKey": k, "ParameterValue": v}
             for k, v in rt.stacks.parameter_values(stack, parameters).items()
         ]
-        _change(rt, stack, "UPDATE", (body, code),
+        _change(rt, stack, "UPDATE", body,
                 lambda: _UPDATE_STACK(self, name, body, role_arn, parameters, tags))  # fmt: skip
         return stack
 
@@ -123,11 +120,11 @@ def _build(rt: Runtime) -> Targets:
             return _CREATE_CHANGE_SET(
                 self, stack_name, change_set_name, template, parameters, *args, **kwargs
             )
-        body, code = rt.stacks.prepare(self, stack_name, template, parameters)
+        body = rt.stacks.prepare(self, stack_name, template, parameters)
         change_set_id, stack_id = _CREATE_CHANGE_SET(
             self, stack_name, change_set_name, body, parameters, *args, **kwargs
         )
-        prepared[change_set_id] = (body, code)
+        prepared[change_set_id] = body
         return change_set_id, stack_id
 
     def execute_change_set(

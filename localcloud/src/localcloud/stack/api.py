@@ -10,10 +10,9 @@ local cloud's refusals by name, answered as a ``ValidationError``), moto creates
 the stack with the deploy's own patches, and then, as after a deploy:
 
 * the roles' managed policies reach the IAM layer, and state machines their log delivery;
-* each function whose code changed runs it: its handler is loaded from the deployed code
-  (inline, or the zip in S3 that ``sam package`` uploaded), with the function's environment;
-* a published version runs the code it was published with (its ``CodeSha256``): a version,
-  and an alias on it, keep their code when ``$LATEST`` changes (``Runtime.code_handlers``);
+* each function runs the code deployed (inline, or the zip in S3 that ``sam package``
+  uploaded), and a published version, or an alias on it, the code it was published with: the
+  code of the function's zip (features/lambda_processes.py);
 * listeners (a ``LocalCloud``) are told, and refresh the stack's outputs and resources.
 
 A template given to the API names its code in S3 or inline: a local ``CodeUri`` is refused,
@@ -85,10 +84,9 @@ def _local_paths(template: dict[str, Any]) -> list[str]:
     return found
 
 
-def _s3_code(template: dict[str, Any], clients: DeployClients) -> dict[str, Path]:
-    """Each function's code from the S3 object its ``Code`` names (what ``sam package``
-    uploaded), unpacked: the function runs the code that was deployed."""
-    found: dict[str, Path] = {}
+def _check_s3_code(template: dict[str, Any], clients: DeployClients) -> None:
+    """Each function's code in S3 (what ``sam package`` uploaded) exists and unpacks, or the
+    change fails as CloudFormation fails the resource."""
     s3 = clients("s3")
     for logical_id, resource in (template.get("Resources") or {}).items():
         code = (resource.get("Properties") or {}).get("Code") or {}
@@ -98,17 +96,14 @@ def _s3_code(template: dict[str, Any], clients: DeployClients) -> dict[str, Path
         if code.get("S3ObjectVersion"):
             where["VersionId"] = code["S3ObjectVersion"]
         try:
-            body = s3.get_object(**where)["Body"].read()
+            unpacked(s3.get_object(**where)["Body"].read())
         except ClientError as exc:  # as CloudFormation reports the resource's failure
             raise StackDeployError(
                 f"{logical_id}: Error occurred while GetObject. S3 Error Code: "
                 f"{exc.response['Error']['Code']}. S3 Error Message: {exc}"
             ) from exc
-        try:
-            found[logical_id] = unpacked(body)
         except ValueError as exc:  # an unsafe archive
             raise StackDeployError(f"{logical_id}: {exc}") from exc
-    return found
 
 
 _DEFINITION_KEYS = {
@@ -161,7 +156,7 @@ def prepare_local(template: Path, stack_name: str, region: str, parameters: dict
     as stand-ins that name the directories)."""
     clients = DeployClients(region)
     return json.dumps(
-        _prepare(Path(template).resolve(), parameters, _Artifacts(stack_name, clients))[0]
+        _prepare(Path(template).resolve(), parameters, _Artifacts(stack_name, clients))
     )
 
 
@@ -170,15 +165,13 @@ class StackOperations:
 
     parameter_values = staticmethod(parameter_values)
 
-    def prepare(
-        self, backend: Any, name: str, template: str, parameters: Any
-    ) -> tuple[str, dict[str, Path]]:
-        """The template as the deploy prepares it (SAM transform, checks), and the functions'
-        code directories; what CloudFormation refuses is a ValidationError. ``parameters``:
+    def prepare(self, backend: Any, name: str, template: str, parameters: Any) -> str:
+        """The template as the deploy prepares it (SAM transform, checks); what CloudFormation
+        refuses is a ValidationError. ``parameters``:
         UpdateStack's list, or a change set's resolved values."""
         source: Any = copy.deepcopy(parse_yaml(template)) if isinstance(template, str) else None
         if not isinstance(source, dict):
-            return template, {}
+            return template
         if isinstance(parameters, dict):
             values = {k: str(v) for k, v in parameters.items()}
         else:
@@ -192,21 +185,19 @@ class StackOperations:
                     "inline, not by a local path"
                 )
             _s3_definitions(source, DeployClients(backend.region_name))
-            transformed, code_dirs = prepare_source(
+            transformed = prepare_source(
                 source,
                 Path.cwd(),
                 f"the template of stack {name}",
                 parameters=values,
                 upload=_Artifacts(name, DeployClients(backend.region_name)),
             )
-            code_dirs.update(_s3_code(transformed, DeployClients(backend.region_name)))
+            _check_s3_code(transformed, DeployClients(backend.region_name))
         except StackDeployError as exc:  # what CloudFormation answers a template it refuses
             raise ValidationError(name, message=str(exc)) from exc
-        return json.dumps(transformed), code_dirs
+        return json.dumps(transformed)
 
-    def run(
-        self, rt: Runtime, stack: Any, body: str, code: dict[str, Path], change: Callable[[], Any]
-    ) -> Any:
+    def run(self, rt: Runtime, stack: Any, body: str, change: Callable[[], Any]) -> Any:
         """``change()`` with the deploy's patches (and a custom resource's provider invoked
         meanwhile), then what moto's models ignore applied."""
         # not the stable names of a create: a replacement is named anew, as on AWS
@@ -229,7 +220,7 @@ class StackOperations:
             patches.uninstall()
         return done
 
-    def settle(self, rt: Runtime, stack: Any, body: str, code: dict[str, Path]) -> None:
+    def settle(self, rt: Runtime, stack: Any, body: str) -> None:
         """After a create or an update: the IAM layer, functions and listeners, as after a
         deploy."""
         region, template = stack.region_name, json.loads(body)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 LOG = logging.getLogger(__name__)
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
@@ -55,7 +54,6 @@ class DeployedStack:
     resources: dict[str, str]  # logical id -> physical id (DescribeStackResources)
     functions: dict[str, str]  # logical id of each function -> physical function name
     types: dict[str, str] = field(default_factory=dict)  # logical id -> resource type
-    code_dirs: tuple[Path, ...] = ()  # the functions' local CodeUri directories
     restored: bool = False  # copied back from this process's first deploy (stack/snapshot.py)
 
     def stop(self) -> None:

@@ -181,7 +181,7 @@ def _prepare(
     parameters: dict[str, str],
     upload: _Artifacts,
     environment: dict[str, Any] | None = None,
-) -> tuple[dict[str, Any], dict[str, Path]]:
+) -> dict[str, Any]:
     """Localized, transformed and checked: what create_stack receives (``environment``: the
     functions' variables overridden as ``sam local invoke --env-vars`` does)."""
     return prepare_source(
@@ -202,10 +202,10 @@ def prepare_source(
     parameters: dict[str, str],
     upload: _Artifacts,
     environment: dict[str, Any] | None = None,
-) -> tuple[dict[str, Any], dict[str, Path]]:
+) -> dict[str, Any]:
     """``_prepare`` of a parsed template (``name`` in messages; local paths under
     ``base_dir``), also for a template given to CloudFormation's API."""
-    source, code_dirs = localize(template, base_dir, upload)
+    source = localize(template, base_dir, upload)
     try:
         transformed = sam_transform(source, parameters, region=upload.region)
     except Exception as exc:  # samtranslator's InvalidDocumentException lists every problem
@@ -223,7 +223,7 @@ def prepare_source(
     if inert:
         LOG.info("no local effect (accepted): %s", ", ".join(inert))
     _check_ssm_parameters(transformed, parameters, upload.clients)
-    return transformed, code_dirs
+    return transformed
 
 
 _PSEUDO = {"AWS::AccountId", "AWS::NotificationARNs", "AWS::NoValue", "AWS::Partition",
@@ -268,7 +268,6 @@ def _create(
     transformed: dict[str, Any],
     parameters: dict[str, str],
     runtime: Runtime,
-    code_dirs: dict[str, Path],
 ) -> snapshot.Recorded:
     """create_stack, then what it made checked as AWS would refuse it."""
     region = clients.region
@@ -289,20 +288,12 @@ def _create(
     managed = _managed_policies(transformed, resources)
     _check_condition_keys(runtime, managed, region)
     _check_log_delivery(runtime, resources, types, clients)
-    lambda_client = clients("lambda")
-    configs = {
-        lid: lambda_client.get_function_configuration(FunctionName=resources[lid])
-        for lid, kind in types.items()
-        if kind == "AWS::Lambda::Function"
-    }
     return snapshot.Recorded(
         outputs=outputs,
         resources=resources,
         types=types,
         managed=managed,
         created=list(runtime.deploy_report.created),
-        code_dirs=code_dirs,
-        configs=configs,
     )
 
 
@@ -343,16 +334,13 @@ def deploy(
     recorded = snapshot.restore(digest) if digest else None
     restored = recorded is not None
     if recorded is None:
-        transformed, code_dirs = _prepare(
-            template, parameters, _Artifacts(stack_name, clients), environment
-        )
+        transformed = _prepare(template, parameters, _Artifacts(stack_name, clients), environment)
         recorded = _create(
             clients,
             stack_name,
             transformed=transformed,
             parameters=parameters,
             runtime=runtime,
-            code_dirs=code_dirs,
         )
         if digest and not custom_resources.present(recorded.types):  # providers act outside moto
             snapshot.record(digest, recorded)
@@ -360,7 +348,7 @@ def deploy(
         runtime.deploy_report.clear()
         runtime.deploy_report.created.extend(recorded.created)
         runtime.authorizer.managed.update(recorded.managed)
-    resources, types, code_dirs = recorded.resources, recorded.types, recorded.code_dirs
+    resources, types = recorded.resources, recorded.types
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
     return custom_resources.stack_type(types)(  # with custom resources: deleted on stop
         stack_name=stack_name,
@@ -369,7 +357,6 @@ def deploy(
         resources=resources,
         functions=functions,
         types=types,
-        code_dirs=tuple(dict.fromkeys(code_dirs.values())),
         restored=restored,
     )
 

@@ -59,8 +59,6 @@ class Recorded:
     types: dict[str, str]
     managed: dict[str, tuple[str, ...]] = field(default_factory=dict)
     created: list[Any] = field(default_factory=list)
-    code_dirs: dict[str, Path] = field(default_factory=dict)  # function -> its CodeUri
-    configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # GetFunctionConfiguration
 
 
 def enabled() -> bool:

@@ -53,17 +53,13 @@ def code_dir(path: Path) -> Path:
         raise StackDeployError(str(exc)) from exc
 
 
-def inline_code_dir(source: str) -> Path:
-    return code.inline_code_dir(source)
-
-
 def localize(
     template: dict[str, Any], base_dir: Path, upload: Callable[[Path], dict[str, str]]
-) -> tuple[dict[str, Any], dict[str, Path]]:
-    """A copy of ``template`` with local artifact paths replaced, as ``sam package`` would.
+) -> dict[str, Any]:
+    """A copy of ``template`` with local artifact paths replaced, as ``sam package`` would
+    (a local CodeUri is unpacked once here: an unsafe archive is a deploy error).
 
     ``upload(path)`` returns ``{"Bucket": ..., "Key": ...}`` for a local CodeUri/ContentUri.
-    Returns the new template and, per function logical id, its local code directory.
     """
     out = copy.deepcopy(template)
     resources = out.get("Resources") or {}
@@ -75,28 +71,17 @@ def localize(
             raise StackDeployError(f"{where}: {uri!r} does not exist (relative to {base_dir})")
         return path
 
-    global_code: Path | None = None
     if _is_local(global_fn.get("CodeUri")):
         path = local_path(global_fn["CodeUri"], "Globals.Function.CodeUri")
-        global_code = code_dir(path)
+        code_dir(path)
         global_fn["CodeUri"] = upload(path)
 
-    code_dirs: dict[str, Path] = {}
     for logical_id, resource in resources.items():
         rtype, props = resource.get("Type"), resource.get("Properties") or {}
-        if rtype == "AWS::Serverless::Function":
-            if _is_local(props.get("CodeUri")):
-                path = local_path(props["CodeUri"], f"{logical_id}.CodeUri")
-                code_dirs[logical_id] = code_dir(path)
-                props["CodeUri"] = upload(path)
-            elif isinstance(props.get("InlineCode"), str):
-                code_dirs[logical_id] = inline_code_dir(props["InlineCode"])
-            elif "CodeUri" not in props and "InlineCode" not in props and global_code:
-                code_dirs[logical_id] = global_code
-        elif rtype == "AWS::Lambda::Function" and isinstance(
-            (props.get("Code") or {}).get("ZipFile"), str
-        ):
-            code_dirs[logical_id] = inline_code_dir(props["Code"]["ZipFile"])
+        if rtype == "AWS::Serverless::Function" and _is_local(props.get("CodeUri")):
+            path = local_path(props["CodeUri"], f"{logical_id}.CodeUri")
+            code_dir(path)
+            props["CodeUri"] = upload(path)
         elif rtype == "AWS::Serverless::LayerVersion" and _is_local(props.get("ContentUri")):
             props["ContentUri"] = upload(
                 local_path(props["ContentUri"], f"{logical_id}.ContentUri")
@@ -113,7 +98,7 @@ def localize(
                 local_path(uri, f"{logical_id}.DefinitionUri").read_text()
             )
         resource["Properties"] = props
-    return out, code_dirs
+    return out
 
 
 class _NoIamManagedPolicies:
