@@ -21,6 +21,7 @@ from botocore.retries.standard import ExponentialBackoff
 from ingest_pipeline.dal import aws
 from ingest_pipeline.errors import StorageUnavailableError
 from ingest_tools import cli
+from localcloud.environments import RuntimeMissing
 
 REGION = "us-east-1"
 
@@ -213,6 +214,7 @@ def test_missing_resource_option_is_one_line(
         (StorageUnavailableError("query: ThrottlingException: slow down"), ("try again later",)),
         (json.JSONDecodeError("Expecting value", "x", 0), ("invalid JSON",)),
         (FileNotFoundError(2, "No such file or directory", "f.json"), ("f.json: no such file",)),
+        (RuntimeMissing(Path("/x/bin/python")), ("there is none at /x/bin/python", "bootstrap")),
     ],
     ids=lambda e: type(e).__name__ if isinstance(e, BaseException) else "",
 )

@@ -138,10 +138,11 @@ def _other_explainers() -> list[tuple[tuple[type[BaseException], ...], Any]]:
         TransientError,
     )
     from localcloud.cli import UsageError
+    from localcloud.environments import RuntimeMissing
     from localcloud.stack import StackDeployError
 
     return [
-        ((CommandError, UsageError, StackDeployError), str),
+        ((CommandError, UsageError, StackDeployError, RuntimeMissing), str),
         (
             (TransientError,),
             lambda exc: f"AWS kept failing after retries: {exc.message}; try again later",
