@@ -15,6 +15,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from localcloud.cloud import LocalCloud
 from localcloud.environments import RuntimeMissing, default_runtime_python, runtimes
@@ -272,6 +273,10 @@ def test_a_configuration_update_reaches_the_next_environment(cloud: LocalCloud) 
     assert call(cloud, "Other")["queue"] == "third"
 
 
+TRUST = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+    "Action": "sts:AssumeRole", "Principal": {"Service": "lambda.amazonaws.com"}}]})  # fmt: skip
+
+
 def _zip(source: str) -> bytes:
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as code:
@@ -283,9 +288,7 @@ def test_code_given_to_the_lambda_api_is_the_code_that_runs(cloud: LocalCloud) -
     """CreateFunction's zip runs (moto echoes the payload); UpdateFunctionCode's runs from
     the next invocation; a version published before keeps its own code."""
     lam, iam = boto3.client("lambda"), boto3.client("iam")
-    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-             "Principal": {"Service": "lambda.amazonaws.com"}}]}  # fmt: skip
-    role = iam.create_role(RoleName="api-code", AssumeRolePolicyDocument=json.dumps(trust))
+    role = iam.create_role(RoleName="api-code", AssumeRolePolicyDocument=TRUST)
     first = "def handler(event, context):\n    return {'code': 1, 'got': event}\n"
     lam.create_function(
         FunctionName="api-code",
@@ -304,6 +307,22 @@ def test_code_given_to_the_lambda_api_is_the_code_that_runs(cloud: LocalCloud) -
     lam.update_function_code(FunctionName="api-code", ZipFile=_zip(first.replace("1", "2")))
     assert invoke() == {"code": 2, "got": {"n": 7}}
     assert invoke(Qualifier="1") == {"code": 1, "got": {"n": 7}}
+
+
+def test_a_zip_with_an_entry_outside_it_is_lambdas_invalid_zip_file(cloud: LocalCloud) -> None:
+    lam = boto3.client("lambda")
+    role = boto3.client("iam").create_role(RoleName="outside", AssumeRolePolicyDocument=TRUST)
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as code:
+        code.writestr("../index.py", "def handler(event, context):\n    return {}\n")
+    lam.create_function(FunctionName="outside", Role=role["Role"]["Arn"], Runtime="python3.13",
+                        Handler="index.handler", Code={"ZipFile": archive.getvalue()})  # fmt: skip
+    with pytest.raises(ClientError) as refused:
+        lam.invoke(FunctionName="outside", Payload=b"{}")
+    error = refused.value.response
+    assert (error["Error"]["Code"], error["ResponseMetadata"]["HTTPStatusCode"]) == (
+        "InvalidZipFileException", 502)  # fmt: skip
+    assert "outside its directory" in error["Error"]["Message"]
 
 
 def run(cloud: LocalCloud, machine: str, execution_input: dict[str, object]) -> dict[str, Any]:

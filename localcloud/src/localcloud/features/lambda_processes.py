@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from moto.core.exceptions import JsonRESTError
+
 from localcloud.code import unpacked
 from localcloud.environments import EnvironmentPool, Spec, TooManyRequests
 from localcloud.environments.host_build import (
@@ -50,7 +52,7 @@ from localcloud.features.lambda_logs import FunctionLogs
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
-__all__ = ["ProcessFunction", "Processes", "processes_of"]
+__all__ = ["InvalidZipFile", "ProcessFunction", "Processes", "processes_of"]
 
 LOG = logging.getLogger(__name__)
 
@@ -80,6 +82,15 @@ def _reserved(fn: Any) -> int:
 
     functions = get_backend(fn.account_id, fn.region).list_functions()
     return sum(int(f.reserved_concurrency or 0) for f in functions)
+
+
+class InvalidZipFile(JsonRESTError):
+    """Lambda's answer to an invocation whose deployment package it cannot unzip."""
+
+    code = 502
+
+    def __init__(self, message: str) -> None:
+        super().__init__("InvalidZipFileException", message)
 
 
 @dataclass(frozen=True)
@@ -115,7 +126,10 @@ class Processes:
         with self._lock:
             code = self._code.get(fn.code_sha_256)
             if code is None:
-                code = self._code[fn.code_sha_256] = unpacked(body)
+                try:
+                    code = self._code[fn.code_sha_256] = unpacked(body)
+                except ValueError as exc:  # an entry outside the archive's directory
+                    raise InvalidZipFile(f"{fn.function_name}: {exc}") from exc
         return ProcessFunction(fn.function_name, str(fn.handler), code)
 
     def _pool(self, function: ProcessFunction, fn: Any, tenant: str | None) -> EnvironmentPool:

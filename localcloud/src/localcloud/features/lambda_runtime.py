@@ -139,6 +139,8 @@ class LocalLambdaBackend(LambdaSimpleBackend):
                 f"{float(fn.timeout or 3):.2f} seconds",
             }).encode()  # fmt: skip
         except Exception as e:  # a fault's function error, as the Python runtime reports it
+            if fault is None or e is not fault.error:
+                raise  # the local cloud's own failure: not the function's
             rec["outcome"] = type(e).__name__
             response_headers["x-amz-function-error"] = "Unhandled"
             return json.dumps({
