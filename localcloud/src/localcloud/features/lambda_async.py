@@ -418,7 +418,7 @@ def _build(rt: Runtime) -> Targets:
         if not _is_event(headers):
             return invoke(self, function_name, qualifier, body, headers, response_headers)
         fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
-        if self._function(fn) is None:  # no code: moto's echo
+        if self._code(fn) is None:  # no code: moto's echo
             return invoke(self, function_name, qualifier, body, headers, response_headers)
         durable = self.durable(fn, function_name, qualifier, body, headers, response_headers)
         if durable is not None:  # a durable execution runs it (features/lambda_durable.py)

@@ -3,7 +3,7 @@
 
 Nothing of a function is imported into the local cloud, and no shared ``os.environ`` is
 set: an invocation of a function (or of a version: the code it was published with) runs its
-code (``ProcessFunction``) in an environment of the
+code (the directory of its zip: ``Processes.code``) in an environment of the
 function's pool (``EnvironmentPool``): the function's own variables (as the function's
 configuration holds them now: UpdateFunctionConfiguration reaches the next environment), its
 code directory, the credentials of a session of its execution role (so its calls are judged
@@ -32,7 +32,6 @@ import os
 import sys
 import threading
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +51,7 @@ from localcloud.features.lambda_logs import FunctionLogs
 if TYPE_CHECKING:
     from localcloud.runtime import Runtime
 
-__all__ = ["InvalidZipFile", "ProcessFunction", "Processes", "processes_of"]
+__all__ = ["InvalidZipFile", "Processes", "processes_of"]
 
 LOG = logging.getLogger(__name__)
 
@@ -93,15 +92,6 @@ class InvalidZipFile(JsonRESTError):
         super().__init__("InvalidZipFileException", message)
 
 
-@dataclass(frozen=True)
-class ProcessFunction:
-    """A function's code, run in environment processes of its own: ``Runtime.handlers``."""
-
-    name: str
-    handler: str  # its Handler: "module.function"
-    code_dir: Path  # LAMBDA_TASK_ROOT
-
-
 class Processes:
     """The pools of a cloud's functions, by the configuration they were made for."""
 
@@ -117,9 +107,10 @@ class Processes:
         self._code: dict[str, Path] = {}  # CodeSha256 -> its directory
         self._lock = threading.Lock()
 
-    def function(self, fn: Any) -> ProcessFunction | None:
-        """What an invocation of ``fn`` (moto's model of a version) runs: the code of its zip
-        (a deployed CodeUri's stand-in names its directory: code.py), None without code."""
+    def code(self, fn: Any) -> Path | None:
+        """What an invocation of ``fn`` (moto's model of a version) runs, its LAMBDA_TASK_ROOT:
+        the code of its zip (a deployed CodeUri's stand-in names its directory: code.py), None
+        without code."""
         body = getattr(fn, "code_bytes", b"")
         if not body:
             return None
@@ -130,9 +121,9 @@ class Processes:
                     code = self._code[fn.code_sha_256] = unpacked(body)
                 except ValueError as exc:  # an entry outside the archive's directory
                     raise InvalidZipFile(f"{fn.function_name}: {exc}") from exc
-        return ProcessFunction(fn.function_name, str(fn.handler), code)
+        return code
 
-    def _pool(self, function: ProcessFunction, fn: Any, tenant: str | None) -> EnvironmentPool:
+    def _pool(self, fn: Any, code: Path, tenant: str | None) -> EnvironmentPool:
         variables = dict(fn.environment_vars or {})
         key = (fn.function_name, str(fn.version), fn.code_sha_256, json.dumps(variables),
                fn.timeout, fn.memory_size, fn.reserved_concurrency, fn.role,
@@ -148,12 +139,12 @@ class Processes:
                 layers = _layers(fn, python)
                 spec = Spec(
                     function_name=fn.function_name,
-                    handler=function.handler,
-                    code_dir=function.code_dir,
+                    handler=str(fn.handler),
+                    code_dir=code,
                     layers=layers,
                     host_builds=[
-                        *host_builds([function.code_dir, *layers], python),
-                        *filter(None, [requirements_build(function.code_dir, python)]),
+                        *host_builds([code, *layers], python),
+                        *filter(None, [requirements_build(code, python)]),
                     ],
                     runtime_python=python,
                     variables=variables,
@@ -174,14 +165,14 @@ class Processes:
             return pool
 
     def invoke(  # noqa: PLR0917 - lambda_runtime.py's invocation
-        self, function: ProcessFunction, fn: Any, body: Any, request_id: str | None,
+        self, fn: Any, code: Path, body: Any, request_id: str | None,
         response_headers: Any, rec: dict[str, Any], tenant: str | None = None,
     ) -> bytes:  # fmt: skip
         """One invocation (``rec``, counted by the caller) in an environment of the function
         (of ``tenant``'s own, for a tenant-isolated function): its response (an error
         document with ``x-amz-function-error`` when it failed)."""
         payload = body if isinstance(body, bytes) else str(body or "").encode()
-        pool = self._pool(function, fn, tenant)
+        pool = self._pool(fn, code, tenant)
         unreserved = int(fn.reserved_concurrency is None)
         with self._lock:
             if unreserved and self._unreserved >= self.account_concurrency - _reserved(fn):

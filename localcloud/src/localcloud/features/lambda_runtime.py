@@ -26,6 +26,7 @@ import json
 import threading
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from moto.awslambda_simple import models as simple_models
@@ -35,7 +36,7 @@ from moto.core.exceptions import JsonRESTError
 
 from localcloud.environments import TooManyRequests
 from localcloud.faults import LambdaServiceError, LambdaTimeout
-from localcloud.features.lambda_processes import ProcessFunction, processes_of
+from localcloud.features.lambda_processes import processes_of
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.runtime import Runtime
 
@@ -83,10 +84,11 @@ class LocalLambdaBackend(LambdaSimpleBackend):
         (features/lambda_tenancy.py, which refuses an invocation without one)."""
         return None
 
-    def _function(self, fn: Any) -> ProcessFunction | None:
+    def _code(self, fn: Any) -> Path | None:
+        """The directory of the code an invocation of ``fn`` runs (None: moto's echo)."""
         if self.deploying is not None:
             self.deploying(fn.function_name)
-        return processes_of(self.runtime).function(fn)
+        return processes_of(self.runtime).code(fn)
 
     def invoke(
         self,
@@ -97,8 +99,8 @@ class LocalLambdaBackend(LambdaSimpleBackend):
         response_headers: Any,
     ) -> str | bytes | None:
         fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
-        function = self._function(fn)
-        if function is None:
+        code = self._code(fn)
+        if code is None:
             return super().invoke(function_name, qualifier, body, headers, response_headers)
         tenant = self.tenant_of(fn, headers)
         durable = self.durable(fn, function_name, qualifier, body, headers, response_headers)
@@ -119,7 +121,7 @@ class LocalLambdaBackend(LambdaSimpleBackend):
         def run(event: Any, context: Any) -> bytes:
             try:
                 return bytes(processes_of(self.runtime).invoke(
-                    function, fn, body, request_id, response_headers, rec, tenant
+                    fn, code, body, request_id, response_headers, rec, tenant
                 ))  # fmt: skip
             except TooManyRequests as e:  # a service error, as the one a fault raises
                 raise LambdaServiceError("TooManyRequestsException", e.message, 429) from e
