@@ -4,8 +4,8 @@ features/cloudformation_custom_resources.py).
 * While ``create_stack`` runs, a custom resource's provider function is invoked:
   :func:`managed_policies_meanwhile` makes the managed policies of the roles created so far
   known to the local cloud's IAM (the deploy reads them all once the stack is created).
-  (``cfnresponse``, the module Lambda provides to inline code, is next to its ``index.py``:
-  code.py.)
+  (``cfnresponse``, the module Lambda provides to inline code, is in its zip beside
+  ``index.py``: moto's CloudFormation puts it there.)
 * Stopping the cloud deletes the stack's custom resources as deleting the stack would
   (:class:`StackWithCustomResources`): each provider gets its Delete, newest first; one that
   fails is logged, and the cloud stops anyway.
