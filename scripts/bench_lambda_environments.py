@@ -5,7 +5,7 @@
 
 Prints, for a new environment (process start to the runtime's first /next, the Init
 Duration of a handler that imports nothing), the wall time and the CPU the environment's
-process used, forked from the fork server and spawned as a new Python; the fork server's own
+process used, forked from the fork server; the fork server's own
 start (once per local cloud); and a warm invocation's round trip (Runtime API, awslambdaric,
 a handler that returns its event). Needs .venv-lambda (`make bootstrap`).
 """
@@ -57,18 +57,14 @@ def main() -> None:
         started = (time.perf_counter() - start) * 1000
         print(f"fork server start (once): {started:.1f} ms wall")
         server_pid = server._proc.pid
-        for label, spec in (
-            ("forked (fork server)", base),
-            ("spawned (new Python)", Spec(**{**base.__dict__, "fork_server": False})),
-        ):
-            before = cpu_ms(server_pid)
-            walls, cpus = new_environments(spec, args.runs)
-            server_cpu = (cpu_ms(server_pid) - before) / args.runs
-            print(
-                f"new environment, {label}: median {statistics.median(walls):.1f} ms wall "
-                f"(min {min(walls):.1f}), {statistics.median(cpus):.1f} ms CPU in the "
-                f"environment + {server_cpu:.1f} ms in the fork server  ({args.runs} runs)"
-            )
+        before = cpu_ms(server_pid)
+        walls, cpus = new_environments(base, args.runs)
+        server_cpu = (cpu_ms(server_pid) - before) / args.runs
+        print(
+            f"new environment, forked (fork server): median {statistics.median(walls):.1f} ms wall "
+            f"(min {min(walls):.1f}), {statistics.median(cpus):.1f} ms CPU in the "
+            f"environment + {server_cpu:.1f} ms in the fork server  ({args.runs} runs)"
+        )
         environment = Environment(base)
         environment.invoke(b"{}")
         times = []

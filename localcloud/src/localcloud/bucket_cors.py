@@ -43,12 +43,9 @@ def answer(
     bucket = _bucket(name) if name else None
     if bucket is None:
         return None, ""
-    preflight = environ.get("REQUEST_METHOD") == "OPTIONS" and bool(
-        environ.get("HTTP_ACCESS_CONTROL_REQUEST_METHOD")
-    )
-    method = str(
-        environ["HTTP_ACCESS_CONTROL_REQUEST_METHOD"] if preflight else environ["REQUEST_METHOD"]
-    ).upper()
+    requested = environ.get("HTTP_ACCESS_CONTROL_REQUEST_METHOD")
+    preflight = environ.get("REQUEST_METHOD") == "OPTIONS" and bool(requested)
+    method = str(requested if preflight else environ["REQUEST_METHOD"]).upper()
     asked = _list(environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS")) if preflight else []
     rule = matching_rule(bucket.cors, origin, method, asked)
     if rule is None:
@@ -115,9 +112,8 @@ def matching_rule(rules: Iterable[Any], origin: str, method: str, asked: list[st
 
 
 def _matches(pattern: str, value: str) -> bool:
-    return (
-        re.fullmatch(".*".join(re.escape(part) for part in pattern.split("*")), value) is not None
-    )
+    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    return re.fullmatch(regex, value) is not None
 
 
 def _list(header: str | None) -> list[str]:
@@ -125,17 +121,15 @@ def _list(header: str | None) -> list[str]:
 
 
 def _headers(rule: Any, origin: str, asked: list[str]) -> list[tuple[str, str]]:
-    headers = [("Vary", _VARY)]
-    if "*" in (rule.allowed_origins or []):
-        headers.append(("Access-Control-Allow-Origin", "*"))
-    else:
-        headers.append(("Access-Control-Allow-Origin", origin))
-        headers.append(("Access-Control-Allow-Credentials", "true"))
-    headers.append(("Access-Control-Allow-Methods", ", ".join(rule.allowed_methods)))
-    if asked:
-        headers.append(("Access-Control-Allow-Headers", ", ".join(asked)))
-    if rule.exposed_headers:
-        headers.append(("Access-Control-Expose-Headers", ", ".join(rule.exposed_headers)))
-    if rule.max_age_seconds is not None:
-        headers.append(("Access-Control-Max-Age", str(rule.max_age_seconds)))
-    return headers
+    star = "*" in (rule.allowed_origins or [])
+    age = rule.max_age_seconds
+    headers = [
+        ("Vary", _VARY),
+        ("Access-Control-Allow-Origin", "*" if star else origin),
+        ("Access-Control-Allow-Credentials", "" if star else "true"),
+        ("Access-Control-Allow-Methods", ", ".join(rule.allowed_methods)),
+        ("Access-Control-Allow-Headers", ", ".join(asked)),
+        ("Access-Control-Expose-Headers", ", ".join(rule.exposed_headers or [])),
+        ("Access-Control-Max-Age", "" if age is None else str(age)),
+    ]
+    return [(name, value) for name, value in headers if value]

@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,10 +46,9 @@ def read_mock_config(flag_value: str | None) -> tuple[str | None, dict[str, Any]
         load_mock_config,
     )
 
-    flag = "--mock-config"
-    path = flag_value
+    path, flag = flag_value, "--mock-config"
     if not path:
-        path, flag = os.environ.get(MOCK_CONFIG_VARIABLE) or None, MOCK_CONFIG_VARIABLE
+        path, flag = os.environ.get(MOCK_CONFIG_VARIABLE), MOCK_CONFIG_VARIABLE
     if not path:
         return None, None
     if not Path(path).is_file():
@@ -212,9 +212,7 @@ def patches(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"moto": moto_version(), "patches": rows, "problems": problems}, indent=2))
         return 1 if problems else 0
-    counts = {
-        kind: sum(1 for r in rows if r["kind"] == kind) for kind in ("fix", "feature", "speedup")
-    }
+    counts = Counter(r["kind"] for r in rows)
     targets = sum(len(r["targets"]) for r in rows)
     print(
         f"moto {moto_version()}: {len(rows)} patches ({counts['fix']} fixes, "
@@ -333,10 +331,8 @@ def main(argv: list[str] | None = None) -> int:
 def _refused(exc: Exception) -> bool:
     """A usage error, no Lambda runtime, or a template the deploy refused (only raised once
     the stack module, and moto with it, is loaded)."""
-    stack, spec = (
-        sys.modules.get("localcloud.stack.base"),
-        sys.modules.get("localcloud.environments.spec"),
-    )
+    stack = sys.modules.get("localcloud.stack.base")
+    spec = sys.modules.get("localcloud.environments.spec")
     return (
         isinstance(exc, UsageError)
         or bool(stack and isinstance(exc, stack.StackDeployError))

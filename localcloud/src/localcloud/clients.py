@@ -28,7 +28,6 @@ def client(service: str, region: str, config: Any = None) -> Any:
         if session is None:  # outside a cloud: not kept
             return boto3.client(service, region_name=region, config=config)
         key = (session, service, region, id(config))
-        made = _MADE.get(key)
-        if made is None:
-            made = _MADE[key] = session.client(service, region_name=region, config=config)
-        return made
+        if key not in _MADE:
+            _MADE[key] = session.client(service, region_name=region, config=config)
+        return _MADE[key]

@@ -1,9 +1,5 @@
 """A function's or a layer's code on this machine: the directory Lambda would unpack it into
-(/var/task, /opt), for the deploy (stack/) and the function environments (features/) alike.
-
-A local directory deployed as code (a CodeUri, a layer's ContentUri) is uploaded as a
-stand-in zip whose one file names the directory (``stand_in_zip``); ``unpacked`` finds the
-directory again from the zip, or unpacks a real one (``sam package``'s)."""
+(/var/task, /opt), for the deploy (stack/) and the function environments (features/) alike."""
 
 from __future__ import annotations
 
@@ -22,7 +18,8 @@ STAND_IN = "LOCALCLOUD_CODE_DIR"  # the one file of a local code directory's sta
 
 
 def stand_in_zip(path: Path) -> bytes:
-    """What the artifact bucket holds for a local CodeUri or ContentUri: a zip naming it."""
+    """What the artifact bucket holds for a local code directory (a CodeUri, a layer's
+    ContentUri): a zip naming it."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(STAND_IN, str(path))

@@ -16,6 +16,7 @@ The faults-file format (``Faults.load``) is documented in the README ("The local
 
 from __future__ import annotations
 
+import random
 import threading
 from collections import defaultdict
 from collections.abc import Callable
@@ -118,15 +119,7 @@ class Gate:
 
 
 class Faults:
-    """Injected failures at the boundaries of the local cloud (thread-safe).
-
-    * functions: the Nth invocation of a function (by physical name) raises an error, times
-      out, or runs ``before`` first (to hold it);
-    * operations: ``(service, operation)`` answered with an error code N times (any caller:
-      handlers, the state machine's integrations, the AWS CLI through the server);
-    * deliveries: an EventBridge rule target delivery fails with an EventBridge error code;
-    * put-events entries: PutEvents entries rejected per entry (every Nth, or a ratio).
-    """
+    """The faults of the module docstring, injected and taken (thread-safe)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -225,8 +218,6 @@ class Faults:
         self, code: str = "InternalFailure", *, every: int = 0, ratio: float = 0.0, seed: int = 0
     ) -> None:
         """Reject PutEvents entries: every ``every``-th entry, or a ``ratio`` of them (seeded)."""
-        import random
-
         with self._lock:
             self._entries = {
                 "code": code,

@@ -18,15 +18,9 @@ Admin API (JSON), under ``/_localcloud/``:
   execution's history and path): console/routes.py.
 
 The console's pages (not JSON): ``GET /_localcloud/console/`` and the files next to it
-(console/static/, served by ``console_routes.static``), with a Content-Security-Policy that
-admits only their own files.
+(console/static/), with a Content-Security-Policy that admits only their own files.
 
-Who may reach it (``Front``, ``FrontPolicy``): requests whose ``Host`` is not a loopback name
-(127.0.0.1, localhost, [::1]) or one named with ``--allow-host`` are refused (DNS rebinding);
-browsers are answered only from this server's own origin, localhost origins and those named
-with ``--allow-origin``, and from an origin a bucket's CORS rule admits for that bucket's S3
-requests (as S3 does); the admin API's state-changing requests take JSON only. The AWS CLI
-and SDKs send no ``Origin`` and are not affected.
+Who may reach it: ``Front`` and ``FrontPolicy`` below.
 """
 
 from __future__ import annotations
@@ -38,7 +32,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import urlsplit
@@ -54,14 +48,12 @@ from werkzeug.wrappers import Request, Response
 from localcloud import bucket_cors
 from localcloud.console import routes as console_routes
 from localcloud.console.extensions import Cloud
-from localcloud.features.role_sessions import SignedRequests
+from localcloud.features.role_sessions import ADMIN_PREFIX, SignedRequests
 
 if TYPE_CHECKING:
     from localcloud.faults import Faults
     from localcloud.features.scheduler import Schedules
     from localcloud.runtime import DeliveryLog, Runtime
-
-ADMIN_PREFIX = "/_localcloud/"
 
 
 class ServedCloud(Cloud, Protocol):
@@ -115,14 +107,8 @@ def normalize_origin(value: str) -> str:
     port, no path); ValueError for anything else."""
     parts = urlsplit(value.strip())
     host = parts.hostname
-    if (
-        parts.scheme not in ("http", "https")
-        or not host
-        or parts.path not in ("", "/")
-        or parts.query
-        or parts.fragment
-        or "@" in parts.netloc
-    ):
+    more = parts.path not in ("", "/") or parts.query or parts.fragment or "@" in parts.netloc
+    if parts.scheme not in ("http", "https") or not host or more:
         raise ValueError(
             f"{value!r} is not an origin: expected http(s)://host[:port], e.g. "
             "http://localhost:3000"
@@ -161,10 +147,9 @@ def host_name(header: str) -> str:
 
 def is_loopback(address: str) -> bool:
     """Whether listening on ``address`` keeps the server to this machine."""
-    if address.strip("[]").lower() == "localhost":
-        return True
+    name = address.strip("[]").lower()
     try:
-        return ipaddress.ip_address(address.strip("[]")).is_loopback
+        return name == "localhost" or ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
 
@@ -254,14 +239,11 @@ class FrontPolicy:
         """The start's warnings for what this policy lets through."""
         lines = []
         if not is_loopback(address):
+            wildcard = address.strip("[]") in ("0.0.0.0", "::")  # noqa: S104
             lines.append(
                 f"WARNING: listening on {address}, beyond loopback: anyone who can reach this "
                 "port drives this local cloud as administrator (no authentication)."
-                + (
-                    " Clients must use a Host named with --allow-host."
-                    if address.strip("[]") in ("0.0.0.0", "::")  # noqa: S104
-                    else ""
-                )
+                + (" Clients must use a Host named with --allow-host." if wildcard else "")
             )
         if self.any_origin:
             lines.append(
@@ -286,10 +268,6 @@ def set_default_policy(policy: FrontPolicy | None) -> None:
     _default_policy = policy
 
 
-def default_policy() -> FrontPolicy:
-    return _default_policy if _default_policy is not None else FrontPolicy.build()
-
-
 class AdminApp:
     """WSGI middleware: /_localcloud/* here, everything else to moto."""
 
@@ -308,9 +286,7 @@ class AdminApp:
             return self.page(route, environ, start_response)
         request = Request(environ)
         try:
-            status, body = self.handle(
-                request.method, path[len(ADMIN_PREFIX) :].strip("/"), request
-            )
+            status, body = self.handle(request.method, route.strip("/"), request)
         except (KeyError, ValueError, TypeError) as exc:
             status, body = 400, {"error": type(exc).__name__, "message": str(exc)}
         response = Response(
@@ -342,15 +318,12 @@ class AdminApp:
             return console_routes.handle(cloud, method, sub_route, request.args)
         if route == "outputs" and method == "GET":
             return 200, cloud.describe()
-        if route == "faults":
-            if method == "GET":
-                return 200, cloud.faults.snapshot()
+        if route == "faults" and method in ("GET", "POST", "DELETE"):
             if method == "POST":
-                cloud.load_faults(json.loads(request.get_data() or b"{}"))
-                return 200, cloud.faults.snapshot()
-            if method == "DELETE":
+                cloud.load_faults(_json_body(request))
+            elif method == "DELETE":
                 cloud.faults.clear()
-                return 200, cloud.faults.snapshot()
+            return 200, cloud.faults.snapshot()
         if route == "deliveries" and method == "GET":
             return 200, [
                 {
@@ -365,28 +338,30 @@ class AdminApp:
                 for d in cloud.deliveries.all()
             ]
         if route.startswith("schedules/") and route.endswith("/fire") and method == "POST":
-            name = route.split("/")[1]
-            options = json.loads(request.get_data() or b"{}")
+            deliveries = int(_json_body(request).get("deliveries", 1))
             assert cloud.schedules is not None
-            fired = cloud.schedules.fire(name, deliveries=int(options.get("deliveries", 1)))
+            fired = cloud.schedules.fire(route.split("/")[1], deliveries=deliveries)
             return 200, [vars(f) for f in fired]
         if route == "events" and method == "POST":
-            body = json.loads(request.get_data() or b"{}")
-            event = cloud.emit(
-                body["source"], body["detail-type"], body["detail"], body.get("resources", ())
-            )
-            return 200, event
+            body = _json_body(request)
+            detail = body["source"], body["detail-type"], body["detail"]
+            return 200, cloud.emit(*detail, body.get("resources", ()))
         if route == "clock" and method == "POST":
-            self.cloud.time_scale = float(json.loads(request.get_data() or b"{}")["scale"])
-            return 200, {"scale": self.cloud.time_scale}
+            cloud.time_scale = float(_json_body(request)["scale"])
+            return 200, {"scale": cloud.time_scale}
         return 404, {"error": "NotFound", "message": f"no admin route {method} /{route}"}
+
+
+def _json_body(request: Request) -> Any:
+    return json.loads(request.get_data() or b"{}")
 
 
 class Front:
     """WSGI middleware before everything: refuses (403, a plain-text reason, no CORS header)
-    a ``Host`` that is not a name of this cloud, a browser request from an origin the policy
-    does not admit (unless a CORS rule of the bucket it addresses does: bucket_cors.py), and an
-    admin request that changes state with a body that is not JSON (415)."""
+    a ``Host`` that is not a loopback name or one named with ``--allow-host`` (DNS rebinding),
+    a browser request from an origin the policy does not admit (unless a CORS rule of the
+    bucket it addresses does, as S3 does: bucket_cors.py), and an admin request that changes
+    state with a body that is not JSON (415). The AWS CLI and SDKs send no ``Origin``."""
 
     def __init__(self, app: Any, dispatcher: Any, policy: FrontPolicy) -> None:
         self.app, self.dispatcher, self.policy = app, dispatcher, policy
@@ -395,7 +370,7 @@ class Front:
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         host = environ.get("HTTP_HOST")
         if host and not self.policy.host_allowed(host_name(host)):
-            return self.refuse(environ, start_response, "host", host, _host_message(host))
+            return self.refuse("host", host, _host_message(host))(environ, start_response)
         origin, source = browser_origin(environ)
         admin = environ.get("PATH_INFO", "").startswith(ADMIN_PREFIX)
         if origin is not None and not self.policy.origin_allowed(origin, host):
@@ -404,35 +379,21 @@ class Front:
                 answer, note = bucket_cors.answer(self.app, self.dispatcher, environ, origin)
                 if answer is not None:
                     return answer(environ, start_response)
-            message = _origin_message(origin, source, host, note)
-            return self.refuse(environ, start_response, "origin", origin, message)
+            refusal = self.refuse("origin", origin, _origin_message(origin, source, host, note))
+            return refusal(environ, start_response)
         if admin and environ.get("REQUEST_METHOD") in _STATE_CHANGING and not _json(environ):
             kind = environ.get("CONTENT_TYPE") or "(none)"
-            return self.refuse(
-                environ, start_response, "content-type", kind, _JSON_MESSAGE, status=415
-            )
+            return self.refuse("content-type", kind, _JSON_MESSAGE, 415)(environ, start_response)
         return self.app(environ, start_response)
 
-    def refuse(
-        self,
-        environ: dict[str, Any],
-        start_response: Any,
-        kind: str,
-        value: str,
-        message: str,
-        *,
-        status: int = 403,
-    ) -> Iterable[bytes]:
+    def refuse(self, kind: str, value: str, message: str, status: int = 403) -> Response:
         if (kind, value) not in self._logged and len(self._logged) < 1000:  # the SDKs show no body
             self._logged.add((kind, value))
             lines = message.splitlines()
             LOG.warning("%s %s", lines[0], lines[-1] if len(lines) > 1 else "")
-        response = Response(message, status=status, mimetype="text/plain")
-        response.headers["X-LocalCloud-Refused"] = kind
-        response.headers["Cache-Control"] = "no-store"
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        result: Iterable[bytes] = response(environ, start_response)
-        return result
+        headers = {"X-LocalCloud-Refused": kind, "Cache-Control": "no-store"}
+        headers["X-Content-Type-Options"] = "nosniff"
+        return Response(message, status=status, mimetype="text/plain", headers=headers)
 
 
 def browser_origin(environ: Mapping[str, Any]) -> tuple[str | None, str]:
@@ -547,10 +508,10 @@ class QuietRequestHandler(KeepAliveRequestHandler):
 
 
 class LocalCloudServer:
-    """``cloud`` served on http://host:port behind a ``Front`` of ``policy`` (default:
-    ``default_policy()``); ``start`` raises ValueError for an address beyond loopback that
-    the policy does not allow. ``log_requests``: False for the endpoint only the functions'
-    environments call (no access line for each of their calls)."""
+    """``cloud`` served on http://host:port behind a ``Front`` of ``policy`` (default: the one
+    of ``set_default_policy``, else ``FrontPolicy.build()``); ``start`` raises ValueError for
+    an address beyond loopback that the policy does not allow. ``log_requests``: False for the
+    endpoint only the functions' environments call (no access line for each of their calls)."""
 
     def __init__(
         self, cloud: ServedCloud, host: str, port: int, policy: FrontPolicy | None = None,
@@ -558,7 +519,7 @@ class LocalCloudServer:
     ) -> None:  # fmt: skip
         self.cloud, self.host, self.port = cloud, host, port
         self.log_requests = log_requests
-        self.policy = policy if policy is not None else default_policy()
+        self.policy = policy or _default_policy or FrontPolicy.build()
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 

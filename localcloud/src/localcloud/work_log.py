@@ -29,7 +29,7 @@ class WorkLog(Generic[T]):
 
     def __init__(self) -> None:
         self._items: list[T] = []
-        self._unfinished = 0  # submitted, not finished (clear() forgets items, not this)
+        self._unfinished = 0  # submitted, not finished
         self._changed = threading.Condition()
         self._pool: ThreadPoolExecutor | None = None
         self.closed = False
@@ -80,10 +80,6 @@ class WorkLog(Generic[T]):
         if not self.wait(lambda: self._unfinished == 0, timeout):
             pending = sum(1 for item in self.all() if item.finished is None)
             raise TimeoutError(f"{pending} {self.THREADS} items still pending after {timeout}s")
-
-    def clear(self) -> None:
-        with self._changed:
-            self._items.clear()
 
     def shutdown(self) -> None:
         with self._changed:

@@ -10,10 +10,6 @@ no API: an EXPRESS execution has no ListExecutions, DescribeExecution nor
 GetExecutionHistory (fixes/sfn_express_executions.py); its list and description come from
 the backend, and its history from the state machine's CloudWatch Logs group, as the console
 reads it there (execution_history.py) - nothing when the machine logs nothing.
-
-The "subject" of an execution is a generic guess at what it worked on, for the list: the
-input's ``object.key``, else its ``detail.object.key`` (an S3 event as EventBridge delivers
-it), when that is a string; else None.
 """
 
 from __future__ import annotations
@@ -84,7 +80,9 @@ def _duration_ms(start: Any, stop: Any) -> int | None:
 
 
 def subject(input_text: Any) -> str | None:
-    """The input's ``object.key``, else ``detail.object.key``, if a string (module doc)."""
+    """An execution's "subject", a generic guess at what it worked on, for the list: the
+    input's ``object.key``, else ``detail.object.key`` (an S3 event as EventBridge delivers
+    it), if a string."""
     try:
         document = json.loads(input_text) if isinstance(input_text, str) else input_text
     except ValueError:
@@ -198,20 +196,12 @@ def executions(
         rows = [_row(d) for d in found[start : start + limit]]
         token = str(start + limit) if start + limit < len(found) else None
     else:
-        request: dict[str, Any] = {"stateMachineArn": machine_arn, "maxResults": limit}
-        if status:
-            request["statusFilter"] = status
-        if next_token:
-            request["nextToken"] = next_token
+        optional = {"statusFilter": status, "nextToken": next_token}
+        request = {"stateMachineArn": machine_arn, "maxResults": limit}
+        request.update({k: v for k, v in optional.items() if v})
         page = _call(machine_arn, sfn.list_executions, **request)
-        rows = [
-            _row(
-                _call(
-                    item["executionArn"], sfn.describe_execution, executionArn=item["executionArn"]
-                )
-            )
-            for item in page.get("executions", [])
-        ]
+        arns = [item["executionArn"] for item in page.get("executions", [])]
+        rows = [_row(_call(arn, sfn.describe_execution, executionArn=arn)) for arn in arns]
         token = page.get("nextToken")
     return {
         "stateMachineArn": machine_arn,
@@ -252,10 +242,7 @@ class _Walk:
             self.exited(event_id, details, event.get("timestamp"))
         elif kind.startswith("Execution"):
             if kind.endswith(_FAILURES) or kind == "ExecutionAborted":
-                self.execution_error = {
-                    "error": details.get("error"),
-                    "cause": details.get("cause"),
-                }
+                self.execution_error = {key: details.get(key) for key in ("error", "cause")}
         else:
             self.inside(event_id, kind, details, int(event.get("previousEventId") or 0))
 
@@ -435,10 +422,8 @@ def execution(
         visits = walked["visits"]
         for visit in visits:
             visit["nodeId"] = ids.get(str(visit["name"]))
-        visited = [f"{TOP}#start"] if visits else []
-        for visit in visits:
-            if visit["nodeId"] and visit["nodeId"] not in visited:
-                visited.append(visit["nodeId"])
+        nodes = [f"{TOP}#start", *(v["nodeId"] for v in visits if v["nodeId"])] if visits else []
+        visited = list(dict.fromkeys(nodes))
         if status == "SUCCEEDED":
             visited.append(f"{TOP}#end")
         failed = walked["failedVisit"]

@@ -9,9 +9,7 @@ EventBridge Scheduler schedules' (ListSchedules, GetSchedule).
 A queue's messages are read from moto's queue object directly, never with ReceiveMessage:
 receiving would hide each message for its visibility timeout and count a receive (the SQS
 console's "poll for messages" does both; this page changes nothing). Each message carries the
-queue's redrive command: the application's (``ConsoleExtensions.redrive``) if it gives one,
-else, for a dead-letter queue of SQS queues, ``aws sqs start-message-move-task --source-arn
-<queue arn>`` (moves the messages back to their source queues), else None.
+queue's redrive command (``ConsoleExtensions.redrive``, console/extensions.py).
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from localcloud.console.data import NotFound, _client
+from localcloud.console.data import NotFound, _client, _positive
 from localcloud.console.extensions import Cloud
 
 __all__ = ["MAX_MESSAGES", "default_redrive", "queue", "queues"]
@@ -60,7 +58,7 @@ def _dead_letter_sources(cloud: Cloud, attributes: dict[str, dict[str, str]]) ->
             with contextlib.suppress(ValueError):
                 add(json.loads(policy).get("deadLetterTargetArn"), "queues", attrs.get("QueueArn"))
     events = _client(cloud, "events")
-    try:
+    with contextlib.suppress(ClientError):
         buses = [b["Name"] for b in events.list_event_buses().get("EventBuses", [])]
         for bus in buses:
             for page in events.get_paginator("list_rules").paginate(EventBusName=bus):
@@ -69,17 +67,13 @@ def _dead_letter_sources(cloud: Cloud, attributes: dict[str, dict[str, str]]) ->
                     for target in targets.get("Targets", []):
                         dlq = (target.get("DeadLetterConfig") or {}).get("Arn")
                         add(dlq, "rules", {"rule": rule.get("Arn"), "target": target.get("Id")})
-    except ClientError:
-        pass
     scheduler = _client(cloud, "scheduler")
-    try:
+    with contextlib.suppress(ClientError):
         for page in scheduler.get_paginator("list_schedules").paginate():
             for item in page.get("Schedules", []):
                 got = scheduler.get_schedule(Name=item["Name"], GroupName=item["GroupName"])
                 dlq = ((got.get("Target") or {}).get("DeadLetterConfig") or {}).get("Arn")
                 add(dlq, "schedules", got.get("Arn"))
-    except ClientError:
-        pass
     return found
 
 
@@ -120,7 +114,8 @@ def queues(cloud: Cloud) -> list[dict[str, Any]]:
 
 
 def default_redrive(row: dict[str, Any]) -> str | None:
-    """The AWS-native command for a dead-letter queue of SQS queues (module docstring)."""
+    """The AWS-native command for a dead-letter queue of SQS queues: moves the messages back
+    to their source queues."""
     if row["deadLetterFor"]["queues"]:
         return f"aws sqs start-message-move-task --source-arn {shlex.quote(row['arn'])}"
     return None
@@ -144,11 +139,8 @@ def _message(message: Any) -> dict[str, Any]:
         "SentTimestamp": str(message.sent_timestamp or ""),
         "ApproximateReceiveCount": str(message.approximate_receive_count),
     }
-    if message.approximate_first_receive_timestamp:
-        attributes["ApproximateFirstReceiveTimestamp"] = str(
-            message.approximate_first_receive_timestamp
-        )
     for name, value in (
+        ("ApproximateFirstReceiveTimestamp", message.approximate_first_receive_timestamp),
         ("MessageGroupId", message.group_id),
         ("MessageDeduplicationId", message.deduplication_id),
         ("SequenceNumber", message.sequence_number),
@@ -186,9 +178,7 @@ def queue(cloud: Cloud, reference: str, limit: int = 50) -> dict[str, Any]:
     ``redrive`` command and the first ``limit`` of its messages, oldest first, peeked
     (``messages``: id, body, sent, receiveCount, visible, delayed, attributes,
     messageAttributes, redrive; ``total``: every message it holds)."""
-    limit = int(limit)
-    if not 1 <= limit <= MAX_MESSAGES:
-        raise ValueError(f"limit must be 1..{MAX_MESSAGES}, not {limit}")
+    limit = _positive("limit", limit, MAX_MESSAGES)
     name = _name(reference)
     found = _backend_queue(cloud, name)
     if found is None:

@@ -1,5 +1,5 @@
 """The console's JSON API, read-only, under ``/_localcloud/console/api/`` (server.py hands
-every ``console/...`` admin route here, so its own dispatch stays small):
+every ``console/...`` admin route here), and its pages (``static``):
 
 * ``GET state-machines``                    ``data.state_machines``;
 * ``GET executions?stateMachineArn=&status=&limit=&nextToken=``  ``data.executions``;
@@ -9,13 +9,6 @@ every ``console/...`` admin route here, so its own dispatch stays small):
 * ``GET queue?url=&limit=``                 ``queues.queue`` (peeked, never received);
 * ``GET objects?q=`` / ``GET object?key=``  the application's objects provider
   (``ConsoleExtensions.objects`` / ``.object``; 404 when it gives none).
-
-Answers ``(status, body)``: 404 for an unknown route or ARN (``data.NotFound``, its message
-naming the ARN), 405 for a method other than GET, 400 for a missing or bad parameter.
-
-The console's pages are static files of this package (``console/static/``: ``index.html``, its
-script and style, and the vendored layout library under ``vendor/``), served by ``static``
-under ``/_localcloud/console/``; the page calls the JSON routes above.
 """
 
 from __future__ import annotations
@@ -49,10 +42,6 @@ def _required(query: Mapping[str, str], name: str) -> str:
     return value
 
 
-def _state_machines(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
-    return data.state_machines(cloud)
-
-
 def _executions(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
     return data.executions(
         cloud,
@@ -80,48 +69,33 @@ def _hooks(cloud: extensions.Cloud) -> extensions.ConsoleExtensions:
 _NO_HOOKS = extensions.ConsoleExtensions()
 
 
-def _features(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
-    return _hooks(cloud).features()
-
-
-def _queues(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
-    return queues.queues(cloud)
-
-
-def _queue(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
-    return queues.queue(cloud, _required(query, "url"), limit=int(query.get("limit") or 50))
-
-
-def _objects(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
-    provider = _hooks(cloud).objects
+def _provider(cloud: extensions.Cloud, name: str) -> Any:
+    provider = getattr(_hooks(cloud), name)
     if provider is None:
         raise data.NotFound("this cloud's application provides no objects page")
-    return provider(cloud, query.get("q") or "")
-
-
-def _object(cloud: extensions.Cloud, query: Mapping[str, str]) -> Any:
-    provider = _hooks(cloud).object
-    if provider is None:
-        raise data.NotFound("this cloud's application provides no objects page")
-    return provider(cloud, _required(query, "key"))
+    return provider
 
 
 ROUTES: dict[str, Callable[[extensions.Cloud, Mapping[str, str]], Any]] = {
-    "state-machines": _state_machines,
+    "state-machines": lambda cloud, query: data.state_machines(cloud),
     "executions": _executions,
     "execution": _execution,
-    "features": _features,
-    "queues": _queues,
-    "queue": _queue,
-    "objects": _objects,
-    "object": _object,
+    "features": lambda cloud, query: _hooks(cloud).features(),
+    "queues": lambda cloud, query: queues.queues(cloud),
+    "queue": lambda cloud, query: queues.queue(
+        cloud, _required(query, "url"), limit=int(query.get("limit") or 50)
+    ),
+    "objects": lambda cloud, query: _provider(cloud, "objects")(cloud, query.get("q") or ""),
+    "object": lambda cloud, query: _provider(cloud, "object")(cloud, _required(query, "key")),
 }
 
 
 def handle(
     cloud: extensions.Cloud, method: str, route: str, query: Mapping[str, str]
 ) -> tuple[int, Any]:
-    """Answer ``route`` (the part after ``console/api/``) as ``(HTTP status, JSON body)``."""
+    """Answer ``route`` (the part after ``console/api/``) as ``(HTTP status, JSON body)``: 404
+    for an unknown route or ARN (``data.NotFound``), 405 for a method other than GET, 400 for
+    a missing or bad parameter."""
     endpoint = ROUTES.get(route)
     if endpoint is None:
         return 404, {"error": "NotFound", "message": f"no console route /{PREFIX}{route}"}
@@ -136,7 +110,8 @@ def handle(
 
 
 def static(route: str) -> tuple[int, str, bytes]:
-    """A file of ``console/static/`` for ``route`` (the part after ``console/``; empty for
+    """A file of ``console/static/`` (``index.html``, its script and style, the vendored
+    layout library under ``vendor/``) for ``route`` (the part after ``console/``; empty for
     ``index.html``) as ``(HTTP status, content type, bytes)``; 404 for anything else, and
     for a path that would leave the directory."""
     parts = [part for part in route.split("/") if part]

@@ -46,9 +46,9 @@ runtime client's C extension: each environment imports those with its own variab
 path). Measured on this 2-core machine (shared), `.venv/bin/python
 scripts/bench_lambda_environments.py`: a new environment, to its runtime's first /next,
 forked: 20 ms wall median (11 ms at best), 8-10 ms of CPU in the environment and 1 ms in the
-fork server; spawned as a new Python (``Spec(fork_server=False)``): 61-68 ms wall, 48-51 ms of
-CPU. The fork server starts once per runtime Python (75 ms). A warm invocation's round trip:
-0.6-1.1 ms median.
+fork server; a new Python each (measured before issue 39 ended spawning): 61-68 ms wall,
+48-51 ms of CPU. The fork server starts once per runtime Python (75 ms). A warm invocation's
+round trip: 0.6-1.1 ms median.
 
 The first environment of a function configuration (its library path, its variables) reports,
 when it posts its first result, the library modules it imported (the runtime's boto3, its

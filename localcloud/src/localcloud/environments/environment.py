@@ -25,7 +25,7 @@ import time
 import uuid
 from pathlib import Path
 
-from localcloud.environments.launcher import LEARNED, Process, fork_server, spawn
+from localcloud.environments.launcher import LEARNED, Process, fork_server
 from localcloud.environments.runtime_api import Invocation, RuntimeApi
 from localcloud.environments.spec import Result, Spec
 
@@ -126,36 +126,26 @@ class Environment:
         path = spec.python_path()
         python = Path(spec.runtime_python)
         self._started = time.monotonic()
-        self._function = ""  # its configuration's fork server (see _function_server)
         self._path = json.dumps(path)  # the key in LEARNED of what its code and libraries import
         self._report: Path | None = None  # where it reports its library imports, if first
         try:
-            if spec.fork_server:
-                self._function = _function_server(spec, env, path)
-                learned = LEARNED.get(self._function)
-                if learned is None:  # the first environment reports what it imports
-                    self._report = self.tmp.with_suffix(".imports")
-                    # what another configuration of the same code and libraries imported, if one
-                    # did: preloaded with this configuration's variables all the same
-                    learned = LEARNED.get(self._path)
-                if learned is None:
-                    server = fork_server(python, "" if _own_sdk(path) else RUNTIME_SDK)
-                else:
-                    preload = {**json.loads(self._function), **learned}
-                    origin = None if _own_sdk(path) else RUNTIME_SDK  # it has boto3 imported
-                    server = fork_server(python, json.dumps(preload), origin)
-                self.process: Process = server.launch(
-                    spec.handler, env, spec.code_dir, path, self._logs.write_fd, self._report
-                )
+            #: its configuration's fork server (see _function_server)
+            self._function = _function_server(spec, env, path)
+            learned = LEARNED.get(self._function)
+            if learned is None:  # the first environment reports what it imports
+                self._report = self.tmp.with_suffix(".imports")
+                # what another configuration of the same code and libraries imported, if one
+                # did: preloaded with this configuration's variables all the same
+                learned = LEARNED.get(self._path)
+            if learned is None:
+                server = fork_server(python, "" if _own_sdk(path) else RUNTIME_SDK)
             else:
-                self.process = spawn(
-                    python,
-                    handler=spec.handler,
-                    env=env,
-                    cwd=spec.code_dir,
-                    path=path,
-                    log_fd=self._logs.write_fd,
-                )
+                preload = {**json.loads(self._function), **learned}
+                origin = None if _own_sdk(path) else RUNTIME_SDK  # it has boto3 imported
+                server = fork_server(python, json.dumps(preload), origin)
+            self.process: Process = server.launch(
+                spec.handler, env, spec.code_dir, path, self._logs.write_fd, self._report
+            )
         except BaseException:
             os.close(self._logs.write_fd)
             os.close(self._logs.read_fd)
@@ -328,14 +318,11 @@ class Environment:
         self.stop()
         return payload, error_type, f"error\tError Type: {error_type}"
 
-    def _exit_message(self, request_id: str | None) -> str:
-        status = self.process.exit_status()
+    @staticmethod
+    def _exit_message(request_id: str | None) -> str:
+        # (its fork server reaps the process: the exit status is not known here)
         prefix = f"RequestId: {request_id} " if request_id else ""
-        if status is None:
-            return f"{prefix}Error: Runtime exited without providing a reason"
-        if status < 0:
-            return f"{prefix}Error: Runtime exited with error: signal {-status}"
-        return f"{prefix}Error: Runtime exited with error: exit status {status}"
+        return f"{prefix}Error: Runtime exited without providing a reason"
 
     def stop(self) -> None:
         """End the environment: kill its process group, close its Runtime API, remove its /tmp."""

@@ -1,9 +1,8 @@
 """How an environment's process starts: forked from a fork server (:class:`ForkServer`, one per
-runtime Python, started on first use: a few milliseconds per environment) or spawned as a new
-Python (:func:`spawn`, the runtime's own start: tens of milliseconds of CPU). Both run
-``awslambdaric`` on the handler with the environment's variables, working directory and
-Python path, stdout and stderr on the log pipe, in a session of its own (its process group is
-killed as one)."""
+runtime Python, started on first use: a few milliseconds per environment, where a new Python
+costs tens of milliseconds of CPU). It runs ``awslambdaric`` on the handler with the
+environment's variables, working directory and Python path, stdout and stderr on the log
+pipe, in a session of its own (its process group is killed as one)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ForkServer", "Process", "fork_server", "spawn"]
+__all__ = ["ForkServer", "Process", "fork_server"]
 
 _SERVER_SCRIPT = Path(__file__).with_name("_forkserver.py")
 
@@ -32,11 +31,11 @@ def _start_time(pid: int) -> str | None:
 
 
 class Process:
-    """An environment's process: its pid, and how to end it (its whole process group)."""
+    """An environment's process (forked, and reaped, by a fork server): its pid, and how to
+    end it (its whole process group)."""
 
-    def __init__(self, pid: int, popen: subprocess.Popen[bytes] | None = None) -> None:
+    def __init__(self, pid: int) -> None:
         self.pid = pid
-        self._popen = popen
         self._started = _start_time(pid)  # with the pid, which process it is
 
     def _alive(self) -> bool:
@@ -44,27 +43,13 @@ class Process:
         return self._started is not None and _start_time(self.pid) == self._started
 
     def kill(self) -> None:
-        if self._popen is None and not self._alive():
-            return  # a forked environment that ended: its pid may be another process's now
+        if not self._alive():
+            return  # it ended: its pid may be another process's now
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        if self._popen is not None:
-            self._popen.wait()
-            return
-        # a forked environment is reaped by the fork server: wait until it is gone
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 5  # until the fork server has reaped it
         while time.monotonic() < deadline and self._alive():
             time.sleep(0.001)
-
-    def exit_status(self) -> int | None:
-        """The exit status when known (a spawned process; a forked one is reaped by the
-        fork server)."""
-        if self._popen is None:
-            return None
-        try:
-            return self._popen.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            return None
 
 
 def _runtime_env(python: Path) -> dict[str, str]:
@@ -211,28 +196,3 @@ def fork_server(python: Path, function: str = "", origin: str | None = None) -> 
         for old in functions[: max(0, len(functions) - MAX_FUNCTION_SERVERS)]:
             _servers.pop(old).close()
         return server
-
-
-def spawn(
-    python: Path,
-    *,
-    handler: str,
-    env: Mapping[str, str],
-    cwd: Path,
-    path: Sequence[str],
-    log_fd: int,
-) -> Process:
-    """A new Python process running awslambdaric, the way Lambda's runtime starts: sys.path is
-    ``path`` (``-P``: not the working directory before it), then the runtime's directory."""
-    variables = dict(env)
-    variables["PYTHONPATH"] = os.pathsep.join([*path, variables.get("PYTHONPATH", "")])
-    popen = subprocess.Popen(  # noqa: S603 - the runtime's Python, awslambdaric
-        [str(python), "-P", "-m", "awslambdaric", handler],
-        env=variables,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=log_fd,
-        stderr=log_fd,
-        start_new_session=True,
-    )
-    return Process(popen.pid, popen)

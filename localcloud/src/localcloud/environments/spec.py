@@ -77,7 +77,6 @@ class Spec:
     memory_mb: int = 128  # MemorySize
     reserved_concurrency: int | None = None  # ReservedConcurrentExecutions (None: unreserved)
     runtime_python: Path = field(default_factory=default_runtime_python)
-    fork_server: bool = True  # False: each environment is a new Python process (spawn)
 
     @property
     def function_arn(self) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.cloudwatch.models import CloudWatchBackend
 from moto.core.utils import utcnow
@@ -23,9 +23,7 @@ from moto.sns.models import sns_backends
 
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "alarm_notification"]
 
@@ -120,9 +118,8 @@ def _build(rt: Runtime) -> Targets:
         subject, message = alarm_notification(alarm, str(old_state))
         for arn in actions or []:
             parts = str(arn).split(":")
-            if len(parts) >= 6 and parts[2] == "sns":
-                if not _may_publish(rt, alarm, str(arn)):
-                    continue  # refused (topic or key policy): on AWS the action fails
+            # a topic CloudWatch may publish to (refused by a topic or key policy: it fails)
+            if len(parts) >= 6 and parts[2] == "sns" and _may_publish(rt, alarm, str(arn)):
                 sns_backends[parts[4]][parts[3]].publish(
                     json.dumps(message), arn=arn, subject=subject
                 )

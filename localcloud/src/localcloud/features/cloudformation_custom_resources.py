@@ -48,7 +48,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from moto.awslambda.utils import get_backend as get_lambda_backend
@@ -58,9 +58,7 @@ from moto.cloudformation.exceptions import ValidationError
 from moto.cloudformation.models import CloudFormationBackend, Stack
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = [
     "CUSTOM_RESOURCE_TYPE",
@@ -211,14 +209,10 @@ def _no_response(request_id: str, why: str) -> CustomResourceError:
     )
 
 
-def _send(
-    account_id: str,
-    region: str,
-    request: dict[str, Any],
-    properties: dict[str, Any],
-) -> dict[str, Any]:
+def _send(account_id: str, region: str, request: dict[str, Any]) -> dict[str, Any]:
     """Invoke the provider with ``request`` (ResponseURL and RequestId are added) and wait for
     its response: the response object, SUCCESS; CustomResourceError otherwise."""
+    properties = request["ResourceProperties"]
     token = str(properties.get("ServiceToken", ""))
     parts = token.split(":")
     if len(parts) < 7 or parts[2] != "lambda" or parts[5] != "function":
@@ -316,32 +310,23 @@ def _read_response(body: bytes, request: dict[str, Any]) -> dict[str, Any]:
 class LambdaCustomResource(CustomModel):
     """moto's CustomModel, run through the whole protocol (see the module docstring)."""
 
-    def __init__(
-        self,
-        *,
-        account_id: str,
-        region_name: str,
-        stack_id: str,
-        logical_id: str,
-        resource_type: str,
-        properties: dict[str, Any],
-        response: dict[str, Any],
-    ) -> None:
-        super().__init__(region_name, response["RequestId"], logical_id, "")
+    request_id: str  # the first response's
+
+    def __init__(  # noqa: PLR0917 - a resource's identity and properties
+        self, account_id: str, region_name: str, stack_id: str, logical_id: str,
+        resource_type: str, properties: dict[str, Any],
+    ) -> None:  # fmt: skip
+        super().__init__(region_name, "", logical_id, "")
         self.account_id, self.stack_id = account_id, stack_id
         self.resource_type, self.properties = resource_type, properties
         self.order = next(_ORDER)
         self._failed_update: tuple[str, CustomResourceError] | None = None
-        self._respond(response)
 
     def _respond(self, response: dict[str, Any]) -> None:
+        self.request_id = self.request_id or response["RequestId"]
         self.resource_name = response["PhysicalResourceId"]
         self.no_echo = bool(response.get("NoEcho"))
         self.set_data(response["Data"])
-
-    @property
-    def physical_resource_id(self) -> str:
-        return self.resource_name
 
     def _request(self, request_type: str, **extra: Any) -> dict[str, Any]:
         request = {
@@ -351,7 +336,7 @@ class LambdaCustomResource(CustomModel):
             "ResourceType": self.resource_type,
             **extra,
         }
-        return _send(self.account_id, self.region_name, request, extra["ResourceProperties"])
+        return _send(self.account_id, self.region_name, request)
 
     @classmethod
     def create_from_cloudformation_json(  # type: ignore[misc]
@@ -365,24 +350,9 @@ class LambdaCustomResource(CustomModel):
         from moto.cloudformation import cloudformation_backends
 
         properties = _as_strings(cloudformation_json.get("Properties") or {})
-        stack_id, logical_id = kwargs["StackId"], kwargs["LogicalId"]
-        request = {
-            "RequestType": "Create",
-            "StackId": stack_id,
-            "LogicalResourceId": logical_id,
-            "ResourceType": kwargs["ResourceType"],
-            "ResourceProperties": properties,
-        }
-        response = _send(account_id, region_name, request, properties)
-        resource = cls(
-            account_id=account_id,
-            region_name=region_name,
-            stack_id=stack_id,
-            logical_id=logical_id,
-            resource_type=kwargs["ResourceType"],
-            properties=properties,
-            response=response,
-        )
+        stack_id, logical_id, kind = kwargs["StackId"], kwargs["LogicalId"], kwargs["ResourceType"]
+        resource = cls(account_id, region_name, stack_id, logical_id, kind, properties)
+        resource._respond(resource._request("Create", ResourceProperties=properties))
         stack = cloudformation_backends[account_id][region_name].get_stack(stack_id)
         stack.add_custom_resource(resource)  # moto's cfnresponse endpoint finds it there
         return resource
@@ -418,14 +388,9 @@ class LambdaCustomResource(CustomModel):
             old._respond(response)
             return old
         new = cls(
-            account_id=account_id,
-            region_name=region_name,
-            stack_id=old.stack_id,
-            logical_id=old.logical_id,
-            resource_type=old.resource_type,
-            properties=properties,
-            response=response,
+            account_id, region_name, old.stack_id, old.logical_id, old.resource_type, properties
         )
+        new._respond(response)
         try:  # a replacement: the old resource is deleted in the update's cleanup
             old.delete(account_id, region_name)
         except CustomResourceError as exc:
@@ -453,25 +418,18 @@ class LambdaCustomResource(CustomModel):
         )
 
 
-def _custom_resources(stack: Stack) -> list[tuple[LambdaCustomResource, dict[str, Any]]]:
-    """The stack's custom resources that a deletion deletes, newest first, with their JSON."""
-    resource_map = stack.resource_map
-    templates = resource_map._resource_json_map
-    found = [
-        (resource, templates.get(resource.logical_id) or {})
-        for resource in resource_map._parsed_resources.values()
-        if isinstance(resource, LambdaCustomResource)
-    ]
-    return sorted(
-        ((r, t) for r, t in found if t.get("DeletionPolicy") != "Retain"),
-        key=lambda pair: -pair[0].order,
-    )
-
-
 def delete_custom_resources(stack: Stack) -> None:
-    """Send Delete to each custom resource of ``stack`` (newest first) and forget it; the first
-    that fails raises CustomResourceError (``<logical id>: <reason>``), the rest are kept."""
-    for resource, _ in _custom_resources(stack):
+    """Send Delete to each custom resource of ``stack`` (newest first, not those retained) and
+    forget it; the first that fails raises CustomResourceError (``<logical id>: <reason>``),
+    the rest are kept."""
+    templates = stack.resource_map._resource_json_map
+    found = [
+        resource
+        for resource in stack.resource_map._parsed_resources.values()
+        if isinstance(resource, LambdaCustomResource)
+        and (templates.get(resource.logical_id) or {}).get("DeletionPolicy") != "Retain"
+    ]
+    for resource in sorted(found, key=lambda r: -r.order):
         try:
             resource.delete(stack.account_id, stack.region_name)
         except CustomResourceError as exc:

@@ -14,37 +14,25 @@ of the stack follow, as after a deploy. Where moto differs from CloudFormation:
   request): a create ends ``ROLLBACK_COMPLETE`` with what it made deleted, an update
   ``UPDATE_ROLLBACK_COMPLETE`` with the previous template in force, the failed resource and
   its reason in the stack's events.
-
-Regression tests: localcloud/tests/test_stack_updates.py, localcloud/tests/test_sam_cli_deploy.py.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.cloudformation.exceptions import ValidationError
 from moto.cloudformation.models import CloudFormationBackend
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
 _UPDATE_STACK = CloudFormationBackend.update_stack
 _CREATE_CHANGE_SET = CloudFormationBackend.create_change_set
 _EXECUTE_CHANGE_SET = CloudFormationBackend.execute_change_set
-
-
-def _failed(rt: Runtime, exc: Exception) -> tuple[str, str]:
-    """(logical id, reason) of the resource that failed."""
-    if rt.deploy_report.failures:
-        logical_id, _, reason = rt.deploy_report.failures[0]
-        return logical_id, reason
-    return "", f"{type(exc).__name__}: {exc}"
 
 
 def _change(rt: Runtime, stack: Any, kind: str, body: str, change: Callable[[], Any]) -> None:
@@ -56,7 +44,9 @@ def _change(rt: Runtime, stack: Any, kind: str, body: str, change: Callable[[], 
     except ValidationError:
         raise
     except Exception as exc:  # a resource failed: CloudFormation rolls the stack back
-        logical_id, reason = _failed(rt, exc)
+        logical_id, reason = "", f"{type(exc).__name__}: {exc}"
+        if rt.deploy_report.failures:  # the resource that failed
+            logical_id, _, reason = rt.deploy_report.failures[0]
         verb = "create" if kind == "CREATE" else "update"
         stack._add_stack_event(f"{kind}_FAILED", resource_status_reason=f"{logical_id}: {reason}")
         failed = f"The following resource(s) failed to {verb}: [{logical_id}]. "

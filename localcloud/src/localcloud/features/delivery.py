@@ -47,13 +47,7 @@ from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.runtime import Delivery, Runtime
 
-__all__ = [
-    "NON_RETRYABLE",
-    "PATCHES",
-    "deliver_event",
-    "error_code_for",
-    "iso_time",
-]
+__all__ = ["CLIENT_CONFIG", "NON_RETRYABLE", "PATCHES", "backoff", "deliver_event", "queue_url"]
 
 # EventBridge does not retry these: the target is missing, not allowed, or the input is bad.
 NON_RETRYABLE = frozenset(
@@ -70,8 +64,9 @@ NON_RETRYABLE = frozenset(
 DEFAULT_RETRY_POLICY = {"MaximumRetryAttempts": 185, "MaximumEventAgeInSeconds": 86400}
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 300.0
-# One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
+#: the clients of the local cloud's services (deliveries, Lambda's and Scheduler's sends,
+#: pollers): one attempt, the emulated service retries as AWS does
+CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 
 class DeliveryFailed(Exception):
@@ -92,20 +87,12 @@ def error_code_for(exc: Exception) -> tuple[str, str]:  # noqa: PLR0911
             f"{message} (Service: {exc.operation_name}; Status Code: {status}; Error Code: {code})"
         )
         lowered = code.lower()
-        if (
-            "accessdenied" in lowered
-            or "authoriz" in lowered
-            or code == "KMS.AccessDeniedException"
-        ):
+        if "accessdenied" in lowered or "authoriz" in lowered:  # KMS.AccessDeniedException too
             return "NO_PERMISSIONS", detail
-        if (
-            "notfound" in lowered
-            or "doesnotexist" in lowered
-            or "nonexistent" in lowered
-            or code in {"StateMachineDeleting", "NoSuchEntity"}
-        ):
+        missing = ("notfound", "doesnotexist", "nonexistent")
+        if any(w in lowered for w in missing) or code in {"StateMachineDeleting", "NoSuchEntity"}:
             return "NO_RESOURCE", detail
-        if "throttl" in lowered or "toomanyrequests" in lowered or "limitexceeded" in lowered:
+        if any(w in lowered for w in ("throttl", "toomanyrequests", "limitexceeded")):
             return "THROTTLING", detail
         if code in {"InvalidExecutionInput", "InvalidParameterValue", "ValidationException"}:
             return "INVALID_PARAMETER", detail
@@ -121,7 +108,7 @@ _queue_urls: dict[str, str] = {}  # queue ARN -> URL (GetQueueUrl once per queue
 
 
 def _client(service: str, region: str) -> Any:
-    return clients.client(service, region, _CLIENT_CONFIG)
+    return clients.client(service, region, CLIENT_CONFIG)
 
 
 def _arn_parts(arn: str) -> tuple[str, str, str, str]:
@@ -130,16 +117,16 @@ def _arn_parts(arn: str) -> tuple[str, str, str, str]:
     return parts[2], parts[3], parts[4], parts[5]
 
 
-def _queue_url(arn: str) -> str:
-    url = _queue_urls.get(arn)
-    if url is None:
+def queue_url(arn: str, cache: dict[str, str] = _queue_urls) -> str:
+    """The URL of the queue ``arn``, looked up once (in ``cache``)."""
+    if arn not in cache:
         _, region, account, name = _arn_parts(arn)
-        sqs = _client("sqs", region)
-        with iam.acting_as(None):  # a lookup of ours, not a call EventBridge makes
-            reply = sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)
-        url = str(reply["QueueUrl"])
-        _queue_urls[arn] = url
-    return url
+        with iam.acting_as(None):  # a lookup of ours, not a call the service makes
+            reply = _client("sqs", region).get_queue_url(
+                QueueName=name, QueueOwnerAWSAccountId=account
+            )
+        cache[arn] = str(reply["QueueUrl"])
+    return cache[arn]
 
 
 def _target_input(target: dict[str, Any], event: dict[str, Any]) -> str:
@@ -163,11 +150,6 @@ def _target_caller(rule: Rule, target: dict[str, Any]) -> iam.Caller:
     return iam.service("events.amazonaws.com", rule.arn, rule.account_id)
 
 
-def _invoke_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str, Any]:
-    with iam.acting_as(_target_caller(rule, target)):
-        return _call_target(rule, target, payload)
-
-
 def _call_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str, Any]:  # noqa: PLR0911 - one branch per target
     arn = target["Arn"]
     service, region, _, resource = _arn_parts(arn)
@@ -186,29 +168,24 @@ def _call_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str, 
         )
         return {"StatusCode": response.get("StatusCode")}
     if service == "sqs":
-        kwargs: dict[str, Any] = {"QueueUrl": _queue_url(arn), "MessageBody": payload}
+        kwargs: dict[str, Any] = {"QueueUrl": queue_url(arn), "MessageBody": payload}
         group = target.get("SqsParameters", {}).get("MessageGroupId")
         if group:
             kwargs["MessageGroupId"] = group
         return {"MessageId": _client("sqs", region).send_message(**kwargs)["MessageId"]}
     if service == "sns":
-        return {
-            "MessageId": _client("sns", region).publish(TopicArn=arn, Message=payload)["MessageId"]
-        }
+        sent = _client("sns", region).publish(TopicArn=arn, Message=payload)
+        return {"MessageId": sent["MessageId"]}
     if service == "events" and resource.startswith("event-bus/"):
         event = json.loads(payload)
-        out = _client("events", region).put_events(
-            Entries=[
-                {
-                    "Source": event["source"],
-                    "DetailType": event["detail-type"],
-                    "Detail": json.dumps(event["detail"]),
-                    "Resources": event.get("resources", []),
-                    "EventBusName": arn,
-                }
-            ]
-        )
-        entry = out["Entries"][0]
+        request = {
+            "Source": event["source"],
+            "DetailType": event["detail-type"],
+            "Detail": json.dumps(event["detail"]),
+            "Resources": event.get("resources", []),
+            "EventBusName": arn,
+        }
+        entry = _client("events", region).put_events(Entries=[request])["Entries"][0]
         if "ErrorCode" in entry:
             raise DeliveryFailed(
                 "INVALID_PARAMETER", f"{entry['ErrorCode']}: {entry.get('ErrorMessage')}"
@@ -236,7 +213,8 @@ def _call_target(rule: Rule, target: dict[str, Any], payload: str) -> dict[str, 
     return {}
 
 
-def _backoff(retry: int) -> float:
+def backoff(retry: int) -> float:
+    """Exponential backoff with full jitter (EventBridge's and Scheduler's retries)."""
     return random.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**retry))  # noqa: S311 - jitter
 
 
@@ -256,7 +234,8 @@ def _deliver(rt: Runtime, rule: Rule, target: dict[str, Any], delivery: Delivery
             injected = rt.faults.take_delivery(rule.arn, target["Arn"])
             if injected is not None:
                 raise DeliveryFailed(*injected)
-            delivery.result = _invoke_target(rule, target, delivery.input or "")
+            with iam.acting_as(_target_caller(rule, target)):
+                delivery.result = _call_target(rule, target, delivery.input or "")
             delivery.status = "DELIVERED"
             return
         except Exception as exc:
@@ -267,7 +246,7 @@ def _deliver(rt: Runtime, rule: Rule, target: dict[str, Any], delivery: Delivery
         if retries >= max_retries:
             delivery.exhausted_condition = "MaximumRetryAttempts"
             break
-        delay = _backoff(retries)
+        delay = backoff(retries)
         if age + delay > max_age:
             delivery.exhausted_condition = "MaximumEventAgeInSeconds"
             break
@@ -298,7 +277,7 @@ def _dead_letter(rule: Rule, target: dict[str, Any], delivery: Delivery) -> None
     try:
         with iam.acting_as(iam.service("events.amazonaws.com", rule.arn, rule.account_id)):
             sent = _client("sqs", _arn_parts(dlq)[1]).send_message(
-                QueueUrl=_queue_url(dlq),
+                QueueUrl=queue_url(dlq),
                 MessageBody=json.dumps(delivery.event),
                 MessageAttributes={
                     k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
@@ -314,18 +293,14 @@ def _dead_letter(rule: Rule, target: dict[str, Any], delivery: Delivery) -> None
 
 def iso_time(value: Any) -> str:
     if isinstance(value, dt.datetime):
-        moment = value
-    elif isinstance(value, (int, float)):
-        moment = dt.datetime.fromtimestamp(float(value), tz=dt.UTC)
-    elif isinstance(value, str) and value:
+        moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    elif isinstance(value, int | float) or (isinstance(value, str) and value):
         try:
             moment = dt.datetime.fromtimestamp(float(value), tz=dt.UTC)
-        except ValueError:
-            return value
+        except ValueError:  # a string that is no number: as it is
+            return str(value)
     else:
         moment = dt.datetime.now(tz=dt.UTC)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -40,10 +40,10 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.config import Config
 from moto.awslambda.utils import get_backend
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import Item
@@ -51,25 +51,21 @@ from moto.dynamodb.models.table import StreamRecord, StreamShard
 from moto.events.models import EventPattern
 
 from localcloud import clients
+from localcloud.features.delivery import CLIENT_CONFIG
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.runtime import Clock, Runtime
 
-__all__ = ["PATCHES", "StreamMappings"]
+__all__ = ["PATCHES", "StreamMappings", "reported_failures"]
 
 LOG = logging.getLogger(__name__)
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 #: where a mapping's LATEST starts (a sequence number), kept on moto's EventSourceMapping
 _START = "_localcloud_stream_start"
 
 
 def _stream_mappings(account_id: str, region: str) -> list[Any]:
-    backend = get_backend(account_id, region)
-    return [
-        esm
-        for esm in backend._event_source_mappings.values()
-        if ":dynamodb:" in esm.event_source_arn
-    ]
+    mappings = get_backend(account_id, region)._event_source_mappings.values()
+    return [esm for esm in mappings if ":dynamodb:" in esm.event_source_arn]
 
 
 def _end(shard: StreamShard) -> int:
@@ -131,6 +127,12 @@ def _event_record(record: dict[str, Any], stream_arn: str, region: str) -> dict[
     }
 
 
+def _created(record: dict[str, Any]) -> float | None:
+    """When a record read from the stream was written (epoch seconds), if it says."""
+    created = record["dynamodb"].get("ApproximateCreationDateTime")
+    return created.timestamp() if isinstance(created, dt.datetime) else None
+
+
 def _iso(seconds: float) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
@@ -151,13 +153,11 @@ class StreamMappings:
 
     def __init__(self, account_id: str, region: str, clock: Clock) -> None:
         self.account_id, self.region, self.clock = account_id, region, clock
-        self._streams = clients.client("dynamodbstreams", region, _CLIENT_CONFIG)
-        self._lambda = clients.client("lambda", region, _CLIENT_CONFIG)
+        self._streams = clients.client("dynamodbstreams", region, CLIENT_CONFIG)
+        self._lambda = clients.client("lambda", region, CLIENT_CONFIG)
         self._states: dict[str, _State] = {}
         #: one entry per invocation: function, sequence numbers, failed ones, error
         self.invocations: list[dict[str, Any]] = []
-        #: invocation records sent to (or lost on the way to) OnFailure destinations
-        self.discarded: list[dict[str, Any]] = []
 
     # --- the stream ---------------------------------------------------------------------
     def _shard(self, esm: Any) -> StreamShard | None:
@@ -273,13 +273,12 @@ class StreamMappings:
             result = json.loads(payload) if payload else None
         except Exception as exc:  # throttled, missing function: the batch failed
             error, result = f"{type(exc).__name__}: {exc}", None
-        first_failed: int | None
-        if error:
-            first_failed = numbers[0]
-        elif "ReportBatchItemFailures" in (esm.function_response_types or []):
-            first_failed = self._first_failed(result, numbers)
-        else:
-            first_failed = None
+        first_failed: int | None = numbers[0] if error else None
+        if not error and "ReportBatchItemFailures" in (esm.function_response_types or []):
+            failed = reported_failures(
+                result, lambda i: int(i) if i and str(i).isdigit() and int(i) in numbers else None
+            )
+            first_failed = numbers[0] if failed is None else min(failed, default=None)
         self.invocations.append(
             {
                 "function": esm.function_arn,
@@ -296,7 +295,8 @@ class StreamMappings:
         state.attempts += 1
         retries = esm.max_retry_attempts
         exhausted = retries is not None and int(retries) >= 0 and state.attempts > int(retries)
-        oldest = self._age(remaining[0])
+        created = _created(remaining[0])
+        oldest = 0.0 if created is None else time.time() - created
         max_age = esm.max_record_age
         too_old = max_age is not None and int(max_age) >= 0 and oldest > int(max_age)
         if exhausted or too_old:
@@ -306,42 +306,12 @@ class StreamMappings:
         elif esm.bisect_on_error and error and len(records) > 1:
             state.limit = (len(records) + 1) // 2
 
-    @staticmethod
-    def _first_failed(result: Any, numbers: list[int]) -> int | None:
-        """The lowest sequence number a ReportBatchItemFailures response names."""
-        if result is None or result == {} or not isinstance(result, dict):
-            return None if result is None or result == {} else numbers[0]
-        failures = result.get("batchItemFailures")
-        if failures is None or failures == []:
-            return None
-        if not isinstance(failures, list):
-            return numbers[0]
-        found: list[int] = []
-        for failure in failures:
-            item = failure.get("itemIdentifier") if isinstance(failure, dict) else None
-            if not item or not str(item).isdigit() or int(item) not in numbers:
-                return numbers[0]  # an unknown or empty identifier: the whole batch failed
-            found.append(int(item))
-        return min(found)
-
-    @staticmethod
-    def _age(record: dict[str, Any]) -> float:
-        created = record["dynamodb"].get("ApproximateCreationDateTime")
-        if not isinstance(created, dt.datetime):
-            return 0.0
-        return time.time() - created.timestamp()
-
     def _discard(
         self, esm: Any, state: _State, records: list[Any], condition: str, error: Any
     ) -> None:
         """The invocation record for the OnFailure destination (AWS: DDBStreamBatchInfo)."""
         target = ((esm.destination_config or {}).get("OnFailure") or {}).get("Destination")
-        times = [
-            r["dynamodb"]["ApproximateCreationDateTime"].timestamp()
-            if isinstance(r["dynamodb"].get("ApproximateCreationDateTime"), dt.datetime)
-            else time.time()
-            for r in records
-        ]
+        first, last = (_created(r) for r in (records[0], records[-1]))
         record = {
             "requestContext": {
                 "requestId": str(uuid.uuid4()),
@@ -360,32 +330,46 @@ class StreamMappings:
                 "shardId": state.shard_id,
                 "startSequenceNumber": records[0]["dynamodb"]["SequenceNumber"],
                 "endSequenceNumber": records[-1]["dynamodb"]["SequenceNumber"],
-                "approximateArrivalOfFirstRecord": _iso(times[0]),
-                "approximateArrivalOfLastRecord": _iso(times[-1]),
+                "approximateArrivalOfFirstRecord": _iso(time.time() if first is None else first),
+                "approximateArrivalOfLastRecord": _iso(time.time() if last is None else last),
                 "batchSize": len(records),
                 "streamArn": esm.event_source_arn,
             },
         }
-        entry: dict[str, Any] = {"destination": target, "record": record, "sent": None}
-        self.discarded.append(entry)
         if not target:
             return  # discarded, as on AWS without a destination
         function = get_backend(self.account_id, self.region).get_function(esm.function_arn)
-        service, region = target.split(":")[2], target.split(":")[3]
+        service, region = target.split(":")[2:4]
         try:
             with iam.acting_as(iam.role(function.role, function.function_name)):
+                client = clients.client("sqs" if service == "sqs" else "sns", region, CLIENT_CONFIG)
                 if service == "sqs":
-                    sqs = clients.client("sqs", region, _CLIENT_CONFIG)
                     with iam.acting_as(None):  # a lookup of ours, not a call Lambda makes
-                        url = sqs.get_queue_url(QueueName=target.rsplit(":", 1)[-1])["QueueUrl"]
-                    entry["sent"] = sqs.send_message(QueueUrl=url, MessageBody=json.dumps(record))[
-                        "MessageId"
-                    ]
+                        url = client.get_queue_url(QueueName=target.rsplit(":", 1)[-1])["QueueUrl"]
+                    client.send_message(QueueUrl=url, MessageBody=json.dumps(record))
                 else:
-                    sns = clients.client("sns", region, _CLIENT_CONFIG)
-                    entry["sent"] = sns.publish(TopicArn=target, Message=json.dumps(record))[
-                        "MessageId"
-                    ]
+                    client.publish(TopicArn=target, Message=json.dumps(record))
         except Exception as exc:  # lost, as on AWS
-            entry["error"] = f"{type(exc).__name__}: {exc}"
             LOG.warning("mapping %s could not send to %s: %s", esm.uuid, target, exc)
+
+
+def reported_failures(response: Any, known: Callable[[Any], Any]) -> set[Any] | None:
+    """The items a ReportBatchItemFailures response names (``known``: the batch's item of an
+    ``itemIdentifier``, or None); None: the whole batch failed (a malformed response, an
+    unknown or empty identifier), as on AWS."""
+    if response is None or response == {}:
+        return set()
+    if not isinstance(response, dict):
+        return None
+    failures = response.get("batchItemFailures")
+    if failures is None:
+        return set()
+    if not isinstance(failures, list):
+        return None
+    found = set()
+    for failure in failures:
+        item = known(failure.get("itemIdentifier")) if isinstance(failure, dict) else None
+        if item is None:
+            return None
+        found.add(item)
+    return found

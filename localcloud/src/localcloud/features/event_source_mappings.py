@@ -27,21 +27,18 @@ import threading
 import time
 from typing import Any
 
-from botocore.config import Config
 from moto.awslambda.models import LambdaBackend
 from moto.awslambda.utils import get_backend
 from moto.sqs.models import sqs_backends
 
 from localcloud import clients
-from localcloud.features.dynamodb_streams import StreamMappings
+from localcloud.features.delivery import CLIENT_CONFIG
+from localcloud.features.dynamodb_streams import StreamMappings, reported_failures
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.runtime import Clock, Runtime
 
 __all__ = ["PATCHES", "EventSourceMappings"]
-
-# One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 
 def _build(rt: Runtime) -> Targets:
@@ -107,33 +104,13 @@ def _record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, A
     }
 
 
-def failed_ids(response: Any, batch_ids: set[str]) -> set[str] | None:
-    """Message ids a ReportBatchItemFailures response reports as failed; None = whole batch."""
-    if response is None or response == {}:
-        return set()
-    if not isinstance(response, dict):
-        return None
-    failures = response.get("batchItemFailures")
-    if failures is None:
-        return set()
-    if not isinstance(failures, list):
-        return None
-    ids: set[str] = set()
-    for failure in failures:
-        item = failure.get("itemIdentifier") if isinstance(failure, dict) else None
-        if not item or item not in batch_ids:
-            return None
-        ids.add(str(item))
-    return ids
-
-
 class EventSourceMappings:
     """Polls every enabled SQS event source mapping of one account/region."""
 
     def __init__(self, account_id: str, region: str, clock: Clock) -> None:
         self.account_id, self.region, self.clock = account_id, region, clock
-        self._sqs = clients.client("sqs", region, _CLIENT_CONFIG)
-        self._lambda = clients.client("lambda", region, _CLIENT_CONFIG)
+        self._sqs = clients.client("sqs", region, CLIENT_CONFIG)
+        self._lambda = clients.client("lambda", region, CLIENT_CONFIG)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._busy = threading.Lock()
@@ -143,12 +120,9 @@ class EventSourceMappings:
         self.streams = StreamMappings(account_id, region, clock)
 
     def _mappings(self) -> list[Any]:
-        backend = get_backend(self.account_id, self.region)  # the simple backend without Docker
-        return [
-            esm
-            for esm in backend._event_source_mappings.values()
-            if esm.enabled and ":sqs:" in esm.event_source_arn
-        ]
+        # the simple backend without Docker
+        mappings = get_backend(self.account_id, self.region)._event_source_mappings.values()
+        return [esm for esm in mappings if esm.enabled and ":sqs:" in esm.event_source_arn]
 
     def poll_once(self) -> int:
         """One receive + invoke per mapping; returns how many messages were handed over."""
@@ -193,7 +167,7 @@ class EventSourceMappings:
         if response.get("FunctionError"):
             failed: set[str] | None = None
         elif "ReportBatchItemFailures" in (esm.function_response_types or []):
-            failed = failed_ids(result, set(by_id))
+            failed = reported_failures(result, lambda i: str(i) if i and i in by_id else None)
         else:
             failed = set()
         if failed is None:

@@ -11,21 +11,16 @@ per execution, its Sum 1). moto 5.2.5 publishes nothing, so the template's alarm
 ``ExecutionsFailed`` / ``ExecutionsTimedOut``, its dashboard and ``ingestctl doctor``'s
 figures for an EXPRESS state machine (which has no ListExecutions) see no data locally.
 
-Here, in the account and Region of the execution, with ``StateMachineArn`` = the state
-machine's ARN (the unqualified one for a version):
-
-* when an execution starts (``Execution.start``, moto: stepfunctions/parser/backend/
-  execution.py; StartExecution and StartSyncExecution both go through it, an idempotent
-  StartExecution that returns the running execution does not): ``ExecutionsStarted`` 1;
-* when it ends, as its status is set (``BaseExecutionWorkerCommunication.
-  _reflect_execution_status``, which the synchronous flavour calls through ``super()``):
-  ``Executions<Succeeded|Failed|TimedOut|Aborted>`` 1, ``ExecutionsStarted`` 0 and
-  ``ExecutionTime`` (stop date - start date, as DescribeExecution reports them: on the
-  virtual clock, Wait states and retry backoff are not in it).
-
-Both hooks wrap moto's method (the speedup ``execution-ended`` wraps ``terminated``, which
-calls the second one), so other patches of the execution compose with them. A failure to
-publish is logged and never changes the execution.
+Here they are published in the account and Region of the execution, with ``StateMachineArn``
+the state machine's ARN (the unqualified one for a version), as the execution starts
+(``Execution.start``, moto: stepfunctions/parser/backend/execution.py; StartExecution and
+StartSyncExecution both go through it, an idempotent StartExecution that returns the running
+execution does not) and as its final status is set (``BaseExecutionWorkerCommunication.
+_reflect_execution_status``, which the synchronous flavour calls through ``super()``; the
+speedup ``execution-ended`` wraps ``terminated``, which calls it): both hooks wrap moto's
+method, so other patches of the execution compose with them. ``ExecutionTime`` is the stop
+date - the start date, as DescribeExecution reports them: on the virtual clock, Wait states
+and retry backoff are not in it.
 
 Not emulated: the account-level series (no dimension: moto's GetMetricData without
 dimensions sums every series of the metric, which gives the account's figure anyway), the
@@ -43,15 +38,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.cloudwatch.models import cloudwatch_backends
 from moto.stepfunctions.parser.backend import execution as sfn_execution
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["ENDED_METRICS", "NAMESPACE", "PATCHES", "ended_data", "started_data"]
 
@@ -123,7 +116,8 @@ def _publish(execution: Any, data: list[dict[str, Any]]) -> None:
 
 def _build(rt: Runtime) -> Targets:
     start = sfn_execution.Execution.start
-    reflect = sfn_execution.BaseExecutionWorkerCommunication._reflect_execution_status
+    communication = sfn_execution.BaseExecutionWorkerCommunication
+    reflect = communication._reflect_execution_status
 
     def start_and_publish(self: Any) -> None:
         fresh = self.exec_worker is None  # moto refuses to start an execution twice
@@ -137,10 +131,7 @@ def _build(rt: Runtime) -> Targets:
 
     return {
         (sfn_execution.Execution, "start"): start_and_publish,
-        (
-            sfn_execution.BaseExecutionWorkerCommunication,
-            "_reflect_execution_status",
-        ): reflect_and_publish,
+        (communication, "_reflect_execution_status"): reflect_and_publish,
     }
 
 

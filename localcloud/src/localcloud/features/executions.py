@@ -49,9 +49,8 @@ def execution(arn: str) -> Any:
 def ended(arn: str) -> Any:
     """The backend's execution with this ARN once it has ended (moto's object), else None."""
     found = execution(arn)
-    status = getattr(found, "exec_status", None) if found is not None else None
-    text = str(getattr(status, "value", status)) if status else "RUNNING"
-    return found if text != "RUNNING" else None
+    status = getattr(found, "exec_status", None)
+    return found if status and str(getattr(status, "value", status)) != "RUNNING" else None
 
 
 def abort(arn: str, *, error: str | None = None, cause: str | None = None) -> None:

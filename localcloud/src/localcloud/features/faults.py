@@ -10,7 +10,6 @@ from moto.core.responses import ActionResult, BaseResponse
 from moto.s3 import exceptions as s3_exceptions
 from moto.s3 import responses as s3_responses
 
-from localcloud.faults import OperationFault
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.runtime import Runtime
 
@@ -26,7 +25,7 @@ class _InjectedFault(ServiceException):
 _InjectedFault.__module__ = "localcloud.features.faults"
 
 
-def _s3_key_operation(request: Any) -> str:
+def _s3_key_operation(request: Any, full_url: str) -> str:
     method = request.method
     if method == "PUT":
         return "CopyObject" if "x-amz-copy-source" in request.headers else "PutObject"
@@ -47,45 +46,35 @@ def _s3_bucket_operation(request: Any, full_url: str) -> str:
     }.get(method, method)
 
 
-def _s3_fault_response(self: Any, request: Any, fault: OperationFault) -> Any:
-    self.setup_class(request)
-    response = self.serialized(ActionResult(s3_exceptions.S3ClientError(fault.code, fault.message)))
-    _, headers, body = self._send_response(response)
-    return fault.status, headers, body
-
-
 def _build(rt: Runtime) -> Targets:
     faults = rt.faults
     call_action = BaseResponse.call_action
-    key_response = s3_responses.S3Response.key_response
-    bucket_response = s3_responses.S3Response.bucket_response
 
     def faulty_call_action(self: Any) -> Any:
         fault = faults.take_operation(self.boto3_service_name, self._get_action())
         if fault is None:
             return call_action(self)
-        # The caller gets the error as the service's own (moto's ServiceException would make
-        # the serializer look up a "core" service model and crash instead).
         _, headers, body = self.serialized(ActionResult(_InjectedFault(fault.code, fault.message)))
         headers, body = self._enrich_response(headers, body)
         return fault.status, headers, body
 
-    def faulty_key_response(self: Any, request: Any, full_url: str, headers: Any) -> Any:
-        fault = faults.take_operation("s3", _s3_key_operation(request))
-        if fault is None:
-            return key_response(self, request, full_url, headers)
-        return _s3_fault_response(self, request, fault)
+    def s3_faulty(respond: Any, operation: Any) -> Any:
+        def faulty(self: Any, request: Any, full_url: str, headers: Any) -> Any:
+            fault = faults.take_operation("s3", operation(request, full_url))
+            if fault is None:
+                return respond(self, request, full_url, headers)
+            self.setup_class(request)
+            error = s3_exceptions.S3ClientError(fault.code, fault.message)
+            _, headers, body = self._send_response(self.serialized(ActionResult(error)))
+            return fault.status, headers, body
 
-    def faulty_bucket_response(self: Any, request: Any, full_url: str, headers: Any) -> Any:
-        fault = faults.take_operation("s3", _s3_bucket_operation(request, full_url))
-        if fault is None:
-            return bucket_response(self, request, full_url, headers)
-        return _s3_fault_response(self, request, fault)
+        return faulty
 
+    s3 = s3_responses.S3Response
     return {
         (BaseResponse, "call_action"): faulty_call_action,
-        (s3_responses.S3Response, "key_response"): faulty_key_response,
-        (s3_responses.S3Response, "bucket_response"): faulty_bucket_response,
+        (s3, "key_response"): s3_faulty(s3.key_response, _s3_key_operation),
+        (s3, "bucket_response"): s3_faulty(s3.bucket_response, _s3_bucket_operation),
     }
 
 

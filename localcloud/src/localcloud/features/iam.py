@@ -1,17 +1,6 @@
-"""The local cloud's IAM, installed: the caller of every SDK call is authorized as on AWS.
-
-What is evaluated and how: localcloud/src/localcloud/iam/ (policy.py evaluates, actions.py maps
-an operation to what AWS checks, enforcement.py knows who calls and answers as each service
-does). These patches put it in the path of every call:
-
-* ``authorize-sdk-calls``: a botocore ``before-call`` handler on every client (appended to
-  botocore's built-in handlers, as moto registers its own ``before-send``);
-* ``threads-inherit-the-caller``: a thread started while a principal acts acts as it;
-* ``execution-runs-as-its-role``: a Step Functions execution acts as its state machine's role,
-  for its own cloud only: a worker thread that outlives its cloud (stopped while a task was
-  under way) gets an error from the next cloud of the process instead of acting in it.
-
-Installed when the cloud's IAM is on (``LOCALCLOUD_IAM``, ``LocalCloud(iam=...)``).
+"""The local cloud's IAM (iam/: enforcement.py says who calls and how a call is judged) in the
+path of every call; installed when the cloud's IAM is on (``LOCALCLOUD_IAM``,
+``LocalCloud(iam=...)``). Each patch's ``reason`` says what it does.
 """
 
 from __future__ import annotations
@@ -19,15 +8,13 @@ from __future__ import annotations
 import sys
 import threading
 from contextvars import ContextVar, copy_context
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore import handlers as botocore_handlers
 
 from localcloud.iam.enforcement import CALLER, acting_as, role
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "StoppedCloudError"]
 
@@ -36,7 +23,9 @@ _OWNER: ContextVar[object | None] = ContextVar("localcloud_execution_owner", def
 
 
 class StoppedCloudError(RuntimeError):
-    """An SDK call from an execution of a local cloud that has been stopped."""
+    """An SDK call from an execution of a local cloud that has been stopped: a worker thread
+    that outlives its cloud (stopped while a task was under way) gets this error from the
+    next cloud of the process instead of acting in it."""
 
 
 #: the running cloud's authorizer, while its "authorize-sdk-calls" patch is installed
@@ -49,8 +38,7 @@ def _stash_parameters(params: Any, context: Any, **_: Any) -> None:
 
 def _access_key(request_signer: Any) -> str | None:
     """The access key id a client signs with (None: unsigned, or no credentials)."""
-    credentials = getattr(request_signer, "_credentials", None)
-    return getattr(credentials, "access_key", None) if credentials is not None else None
+    return getattr(getattr(request_signer, "_credentials", None), "access_key", None)
 
 
 def _before_call(model: Any, params: Any, context: Any, **kwargs: Any) -> Any:
@@ -75,18 +63,21 @@ def _before_call(model: Any, params: Any, context: Any, **kwargs: Any) -> Any:
 
 
 def secure_transport(url: str) -> bool:
-    """aws:SecureTransport of a request to ``url``: https, or the local cloud's own endpoint
-    on this machine (its http:// stands in for AWS's https://: a client of it has no TLS to
-    choose); a plain-http AWS endpoint (``use_ssl=False``) is not."""
+    """aws:SecureTransport of a request to ``url``: https (every SDK client in the process),
+    or the local cloud's own endpoint on this machine (served, or named by AWS_ENDPOINT_URL:
+    its http:// stands in for AWS's https://, and its clients have no TLS to choose); not a
+    plain-http AWS endpoint (``use_ssl=False``). A TLS-only policy then refuses what it
+    refuses on AWS, and nothing a client of the local endpoint could have sent over TLS."""
     scheme, _, rest = url.partition("://")
     host = rest.split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
     return scheme == "https" or host in ("127.0.0.1", "localhost", "::1")
 
 
 def _build_sdk_authorization(rt: Runtime) -> Targets:
-    """botocore's handlers of every session made from now on, plus two of module level that
-    act for whichever cloud runs (the same functions for every cloud: a session, and its
-    clients, made under one cloud authorize the next one's calls by the next one's rules)."""
+    """botocore's handlers of every session made from now on, plus two of module level
+    (appended to the built-in ones, as moto registers its own ``before-send``) that act for
+    whichever cloud runs (the same functions for every cloud: a session, and its clients,
+    made under one cloud authorize the next one's calls by the next one's rules)."""
     handlers = [
         *botocore_handlers.BUILTIN_HANDLERS,
         ("before-parameter-build", _stash_parameters),
@@ -136,7 +127,8 @@ PATCHES = [
         reason="Every SDK call made by a function, a state machine, a rule or schedule target "
         "is authorized against the caller's role, the resource's policy and the KMS key policy, "
         "and refused with the service's AccessDenied error, as on AWS (moto allows everything).",
-        test="tests/e2e/test_localcloud_iam.py::test_a_function_without_its_read_grant_is_refused",
+        test="tests/e2e/test_localcloud_iam.py"
+        "::test_a_state_machine_without_its_table_grant_fails_its_claim",
         build=_build_sdk_authorization,
         when="iam",
     ),

@@ -26,17 +26,13 @@ invocations", "Dead-letter queues"):
   ``Success``) to ``OnSuccess``;
 * those sends are made by the function's execution role (sqs:SendMessage, sns:Publish,
   lambda:InvokeFunction, events:PutEvents), which Lambda checks when the configuration is
-  set: CreateFunction / UpdateFunctionConfiguration with a DeadLetterConfig the role cannot
-  write fail with InvalidParameterValueException "The provided execution role does not have
-  permissions to call SendMessage on SQS" (or Publish on SNS), as does
-  PutFunctionEventInvokeConfig for a destination. A send refused later (the policy changed)
-  loses the event, as on AWS, which reports it in the ``AWS/Lambda`` metrics
-  ``DeadLetterErrors`` / ``DestinationDeliveryFailures``: published here too, and recorded
-  in the :class:`AsyncInvocation` (``lost``).
+  set (features/lambda_async_config.py). A send refused later (the policy changed) loses the
+  event, as on AWS, which reports it in the ``AWS/Lambda`` metrics ``DeadLetterErrors`` /
+  ``DestinationDeliveryFailures``: published here too, and recorded in the
+  :class:`AsyncInvocation` (``lost``).
 
 moto 5.2.5 runs an Event invocation synchronously (and S3/SNS call the function model
-directly, which needs Docker), has no DeadLetterConfig, and its PutFunctionEventInvokeConfig
-appends instead of replacing (Get returns the first one) while Update does not merge.
+directly, which needs Docker).
 
 Every asynchronous invocation is recorded in ``async_invocations(runtime)`` (tests wait on it
 with ``drain()``). Waits are on the cloud's clock (features/clock.py): virtual by default.
@@ -53,8 +49,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from botocore.config import Config
-from moto.awslambda.exceptions import LambdaClientError
 from moto.awslambda.models import LambdaFunction
 from moto.cloudwatch.models import cloudwatch_backends
 from moto.core.exceptions import JsonRESTError
@@ -62,11 +56,13 @@ from moto.s3 import notifications as s3_notifications
 from moto.sns.models import Subscription
 
 from localcloud import clients
-from localcloud.features.lambda_async_config import arn_parts, async_settings
+from localcloud.features.delivery import CLIENT_CONFIG, queue_url
+from localcloud.features.lambda_async_config import arn_parts, async_settings, json_payload
 from localcloud.features.lambda_runtime import (
     REQUEST_ID_HEADER,
     TENANT_HEADER,
     LocalLambdaBackend,
+    request_header,
 )
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
@@ -80,9 +76,7 @@ __all__ = [
 LOG = logging.getLogger(__name__)
 RETRY_DELAYS = (60.0, 120.0)  # after the first and the second failed attempt
 THROTTLE_BACKOFF_CAP = 300.0
-FAILURE_DETAIL_TYPE = "Lambda Function Invocation Result - Failure"
-SUCCESS_DETAIL_TYPE = "Lambda Function Invocation Result - Success"
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
+DETAIL_TYPE = "Lambda Function Invocation Result - "  # Success, Failure
 
 
 def async_invocations(runtime: Runtime) -> AsyncInvocations:
@@ -133,14 +127,7 @@ class _Runner:
         self, backend: Any, fn: LambdaFunction, qualifier: str | None, body: Any,
         tenant: str | None = None,
     ) -> str:  # fmt: skip
-        payload = body.decode() if isinstance(body, bytes) else str(body or "")
-        payload = payload or "{}"  # no payload: the function's event is {}
-        try:
-            json.loads(payload)
-        except ValueError as exc:  # refused before it is queued, as Invoke does
-            raise LambdaClientError(
-                "InvalidRequestContentException", f"Could not parse request body into json: {exc}"
-            ) from exc
+        payload = json_payload(body)  # refused before it is queued, as Invoke does
         item = AsyncInvocation(str(uuid.uuid4()), fn.function_name, fn.function_arn, payload)
         item.tenant_id = tenant
         self.log.submit(item, lambda i: self.run(backend, fn, qualifier, i))
@@ -153,16 +140,17 @@ class _Runner:
         if item.condition is None:  # the cloud stopped
             return
         item.status = "SUCCEEDED" if item.condition == "Success" else "FAILED"
-        qualified = f"{fn.function_arn}:{qualifier or '$LATEST'}"
+        record = json.dumps(_record(item, f"{fn.function_arn}:{qualifier or '$LATEST'}"))
         with iam.acting_as(iam.role(fn.role, fn.function_name)):
             if item.status == "SUCCEEDED":
                 if on_success:
-                    self._destination(fn, item, "OnSuccess", on_success, qualified)
+                    self._send(fn, item, "OnSuccess", on_success, record)
                 return
             if on_failure:
-                self._destination(fn, item, "OnFailure", on_failure, qualified)
+                self._send(fn, item, "OnFailure", on_failure, record)
             if dead_letter:
-                self._dead_letter(fn, item, dead_letter)
+                attributes = _attributes(item)
+                self._send(fn, item, "DeadLetter", dead_letter, item.payload, attributes=attributes)
         if not on_failure and not dead_letter:
             _metric(fn, "AsyncEventsDropped")
 
@@ -207,108 +195,68 @@ class _Runner:
             self.rt.clock.sleep(delay)
 
     # --- sends, as the function's execution role --------------------------------------
-    def _client(self, service: str, region: str) -> Any:
-        return clients.client(service, region, _CLIENT_CONFIG)
-
-    def _queue_url(self, arn: str) -> str:
-        if arn not in self._queue_urls:
-            _, region, account, name = arn_parts(arn)
-            with iam.acting_as(None):  # a lookup of ours, not a call Lambda makes
-                reply = self._client("sqs", region).get_queue_url(
-                    QueueName=name, QueueOwnerAWSAccountId=account
-                )
-            self._queue_urls[arn] = str(reply["QueueUrl"])
-        return self._queue_urls[arn]
-
-    def _destination(
-        self, fn: LambdaFunction, item: AsyncInvocation, kind: str, target: str, qualified: str
-    ) -> None:
-        record = json.dumps(_record(item, qualified))
+    def _send(
+        self, fn: LambdaFunction, item: AsyncInvocation, kind: str, target: str, body: str, *,
+        attributes: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        """``body`` to the ``kind`` (OnSuccess, OnFailure, DeadLetter) ``target``."""
         service, region, _, _ = arn_parts(target)
+        extra = {"MessageAttributes": attributes} if attributes else {}
         try:
+            client = clients.client(service, region, CLIENT_CONFIG)
             if service == "sqs":
-                sent = self._client("sqs", region).send_message(
-                    QueueUrl=self._queue_url(target), MessageBody=record
-                )["MessageId"]
+                url = queue_url(target, self._queue_urls)
+                sent = client.send_message(QueueUrl=url, MessageBody=body, **extra)["MessageId"]
             elif service == "sns":
-                sent = self._client("sns", region).publish(TopicArn=target, Message=record)[
-                    "MessageId"
-                ]
+                sent = client.publish(TopicArn=target, Message=body, **extra)["MessageId"]
             elif service == "lambda":
-                reply = self._client("lambda", region).invoke(
-                    FunctionName=target, InvocationType="Event", Payload=record.encode()
+                reply = client.invoke(
+                    FunctionName=target, InvocationType="Event", Payload=body.encode()
                 )
                 sent = str(reply["ResponseMetadata"].get("RequestId", ""))
             else:
-                detail_type = SUCCESS_DETAIL_TYPE if kind == "OnSuccess" else FAILURE_DETAIL_TYPE
-                entry = self._client("events", region).put_events(
-                    Entries=[
-                        {
-                            "Source": "lambda",
-                            "DetailType": detail_type,
-                            "Detail": record,
-                            "Resources": [fn.function_arn, target],
-                            "EventBusName": target,
-                        }
-                    ]
-                )["Entries"][0]
+                event = {
+                    "Source": "lambda",
+                    "DetailType": DETAIL_TYPE + kind.removeprefix("On"),
+                    "Detail": body,
+                    "Resources": [fn.function_arn, target],
+                    "EventBusName": target,
+                }
+                entry = client.put_events(Entries=[event])["Entries"][0]
                 if "ErrorCode" in entry:
                     raise RuntimeError(f"{entry['ErrorCode']}: {entry.get('ErrorMessage')}")
                 sent = str(entry["EventId"])
-        except Exception as exc:  # lost, as on AWS: DestinationDeliveryFailures
+        except Exception as exc:  # lost, as on AWS
             item.lost.append((kind, target, f"{type(exc).__name__}: {exc}"))
-            _metric(fn, "DestinationDeliveryFailures")
+            _metric(
+                fn, "DeadLetterErrors" if kind == "DeadLetter" else "DestinationDeliveryFailures"
+            )
             return
         item.sent.append((kind, target, sent))
 
-    def _dead_letter(self, fn: LambdaFunction, item: AsyncInvocation, target: str) -> None:
-        error = item.response if isinstance(item.response, dict) else {}
-        message = str(error.get("errorMessage") or error.get("errorType") or item.condition)
-        attributes = {
-            "RequestID": ("String", item.request_id),
-            "ErrorCode": ("Number", "200"),
-            "ErrorMessage": ("String", message.encode()[:1024].decode(errors="ignore")),
-        }
-        service, region, _, _ = arn_parts(target)
-        try:
-            if service == "sqs":
-                sent = self._client("sqs", region).send_message(
-                    QueueUrl=self._queue_url(target),
-                    MessageBody=item.payload,
-                    MessageAttributes={
-                        k: {"DataType": t, "StringValue": v} for k, (t, v) in attributes.items()
-                    },
-                )["MessageId"]
-            else:
-                sent = self._client("sns", region).publish(
-                    TopicArn=target,
-                    Message=item.payload,
-                    MessageAttributes={
-                        k: {"DataType": t, "StringValue": v} for k, (t, v) in attributes.items()
-                    },
-                )["MessageId"]
-        except Exception as exc:  # "it deletes the event and emits DeadLetterErrors"
-            item.lost.append(("DeadLetter", target, f"{type(exc).__name__}: {exc}"))
-            _metric(fn, "DeadLetterErrors")
-            return
-        item.sent.append(("DeadLetter", target, sent))
+
+def _attributes(item: AsyncInvocation) -> dict[str, Any]:
+    """The dead-letter message's attributes (see the module docstring)."""
+    error = item.response if isinstance(item.response, dict) else {}
+    message = str(error.get("errorMessage") or error.get("errorType") or item.condition)
+    attributes = {
+        "RequestID": ("String", item.request_id),
+        "ErrorCode": ("Number", "200"),
+        "ErrorMessage": ("String", message.encode()[:1024].decode(errors="ignore")),
+    }
+    return {k: {"DataType": t, "StringValue": v} for k, (t, v) in attributes.items()}
 
 
 def _metric(fn: LambdaFunction, name: str) -> None:
+    datum = {
+        "MetricName": name,
+        "Dimensions": [{"Name": "FunctionName", "Value": fn.function_name}],
+        "Value": 1.0,
+        "Unit": "Count",
+        "Timestamp": dt.datetime.now(dt.UTC).replace(tzinfo=None),  # moto keeps naive UTC
+    }
     try:
-        cloudwatch_backends[fn.account_id][fn.region].put_metric_data(
-            "AWS/Lambda",
-            [
-                {
-                    "MetricName": name,
-                    "Dimensions": [{"Name": "FunctionName", "Value": fn.function_name}],
-                    "Value": 1.0,
-                    "Unit": "Count",
-                    # moto's CloudWatch keeps naive UTC timestamps
-                    "Timestamp": dt.datetime.now(dt.UTC).replace(tzinfo=None),
-                }
-            ],
-        )
+        cloudwatch_backends[fn.account_id][fn.region].put_metric_data("AWS/Lambda", [datum])
     except Exception:  # metrics are best effort
         LOG.exception("could not publish %s for %s", name, fn.function_name)
 
@@ -319,7 +267,7 @@ def _invoke_as(caller: iam.Caller, function_arn: str, event: dict[str, Any]) -> 
     region = function_arn.split(":")[3]
     try:
         with iam.acting_as(caller):
-            clients.client("lambda", region, _CLIENT_CONFIG).invoke(
+            clients.client("lambda", region, CLIENT_CONFIG).invoke(
                 FunctionName=function_arn, InvocationType="Event", Payload=json.dumps(event)
             )
     except Exception:  # asynchronous for the caller: its own request still succeeds
@@ -392,13 +340,6 @@ def _sns_publish(  # noqa: PLR0917 - moto's Subscription.publish
 
 
 # ------------------------------------------------------------------ patches
-def _is_event(headers: Any) -> bool:
-    for key, value in dict(headers or {}).items():
-        if str(key).lower() == "x-amz-invocation-type":
-            return str(value) == "Event"
-    return False
-
-
 _orig_invoke = LocalLambdaBackend.invoke
 
 
@@ -415,7 +356,7 @@ def _build(rt: Runtime) -> Targets:
         headers: Any,
         response_headers: Any,
     ) -> str | bytes | None:
-        if not _is_event(headers):
+        if request_header(headers, "X-Amz-Invocation-Type") != "Event":
             return invoke(self, function_name, qualifier, body, headers, response_headers)
         fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
         if self._code(fn) is None:  # no code: moto's echo

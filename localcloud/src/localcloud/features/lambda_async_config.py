@@ -20,17 +20,23 @@ The asynchronous invocations that honour it: features/lambda_async.py.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from moto.awslambda.exceptions import InvalidParameterValueException, ValidationException
+from moto.awslambda.exceptions import (
+    InvalidParameterValueException,
+    LambdaClientError,
+    ValidationException,
+)
 from moto.awslambda.models import EventInvokeConfig, LambdaBackend, LambdaFunction
+from moto.awslambda.utils import get_backend
 
 from localcloud.iam import enforcement as iam
 from localcloud.iam.actions import Need
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.runtime import Runtime
 
-__all__ = ["PATCHES", "arn_parts", "async_settings", "set_dead_letter_config"]
+__all__ = ["PATCHES", "arn_parts", "async_settings", "json_payload", "set_dead_letter_config"]
 
 DEFAULT_RETRIES = 2
 DEFAULT_MAX_AGE = 21600
@@ -50,10 +56,16 @@ def arn_parts(arn: str) -> tuple[str, str, str, str]:
     return parts[2], parts[3], parts[4], parts[5]
 
 
-def _backend(fn: LambdaFunction) -> Any:
-    from moto.awslambda.utils import get_backend
-
-    return get_backend(fn.account_id, fn.region)
+def json_payload(body: Any) -> str:
+    """An Invoke's payload (none: the event is ``{}``), refused if it is not JSON."""
+    payload = (body.decode() if isinstance(body, bytes) else str(body or "")) or "{}"
+    try:
+        json.loads(payload)
+    except ValueError as exc:
+        raise LambdaClientError(
+            "InvalidRequestContentException", f"Could not parse request body into json: {exc}"
+        ) from exc
+    return payload
 
 
 def _may_send(fn: LambdaFunction, target: str) -> tuple[bool, str, str]:
@@ -62,7 +74,7 @@ def _may_send(fn: LambdaFunction, target: str) -> tuple[bool, str, str]:
     if service not in _SENDS:
         raise InvalidParameterValueException(f"The destination ARN {target} is not supported")
     action, operation, name = _SENDS[service]
-    runtime = getattr(_backend(fn), "runtime", None)
+    runtime = getattr(get_backend(fn.account_id, fn.region), "runtime", None)
     if runtime is None or not runtime.authorizer.enabled:
         return True, operation, name
     need = Need(action, target)
@@ -72,8 +84,7 @@ def _may_send(fn: LambdaFunction, target: str) -> tuple[bool, str, str]:
 
 
 def set_dead_letter_config(fn: LambdaFunction, config: dict[str, Any] | None) -> None:
-    """CreateFunction / UpdateFunctionConfiguration's DeadLetterConfig, checked as Lambda
-    checks it: an SQS queue or SNS topic the execution role may write."""
+    """CreateFunction / UpdateFunctionConfiguration's DeadLetterConfig, checked."""
     target = str((config or {}).get("TargetArn") or "")
     if target:
         service = arn_parts(target)[0]
@@ -91,8 +102,7 @@ def set_dead_letter_config(fn: LambdaFunction, config: dict[str, Any] | None) ->
 
 
 def _check_event_invoke_config(fn: LambdaFunction, config: dict[str, Any]) -> dict[str, Any]:
-    """PutFunctionEventInvokeConfig's checks (botocore checks the minimums; the shim does not
-    go through botocore) and the execution role's permission for each destination."""
+    """PutFunctionEventInvokeConfig's checks (see the module docstring)."""
     out: dict[str, Any] = {}
     if config.get("MaximumRetryAttempts") is not None:
         retries = int(config["MaximumRetryAttempts"])

@@ -47,7 +47,6 @@ import time
 import uuid
 from typing import Any
 
-from botocore.config import Config
 from moto.awslambda import urls as lambda_urls
 from moto.awslambda.responses import LambdaResponse
 from moto.awslambda.utils import get_backend
@@ -55,6 +54,8 @@ from moto.core.exceptions import JsonRESTError
 
 from localcloud import clients
 from localcloud.features import lambda_durable_api as api
+from localcloud.features.delivery import CLIENT_CONFIG
+from localcloud.features.lambda_async_config import json_payload
 from localcloud.features.lambda_durable_api import DurableError, Execution
 from localcloud.features.lambda_runtime import LocalLambdaBackend, request_header
 from localcloud.iam import enforcement as iam
@@ -69,7 +70,6 @@ DURABLE_HEADER = "x-localcloud-durable-execution"
 INVOCATION_ATTEMPTS = 3
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED", "TIMED_OUT", "STOPPED"})
 PAGE = 1000  # operations per page of the invocation's InitialExecutionState
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 _CONFIG_KEYS = {"ExecutionTimeout", "RetentionPeriodInDays"}
 
 
@@ -94,10 +94,7 @@ def set_durable_config(fn: Any, config: dict[str, Any]) -> None:
 
 
 def _qualified(function_name: str, qualifier: str | None) -> bool:
-    if qualifier:
-        return True
-    tail = function_name.split(":function:", 1)[-1] if ":function:" in function_name else None
-    return ":" in (tail if tail is not None else function_name)
+    return bool(qualifier) or ":" in function_name.split(":function:", 1)[-1]
 
 
 def _error_object(error: Any) -> dict[str, Any]:
@@ -119,7 +116,6 @@ class DurableService:
         self.executions: dict[str, Execution] = {}
         self.callbacks: dict[str, tuple[str, str]] = {}  # callback id -> (execution, op)
         self.closed = False
-        self._threads: list[threading.Thread] = []
 
     # --- starting ----------------------------------------------------------------------
     def invoke(  # noqa: PLR0917 - LocalLambdaBackend.invoke's arguments
@@ -139,14 +135,7 @@ class DurableService:
                 "(a version number, an alias or $LATEST); this one has no qualifier: "
                 f"{function_name}",
             )
-        payload = body.decode() if isinstance(body, bytes) else str(body or "")
-        payload = payload or "{}"
-        try:
-            json.loads(payload)
-        except ValueError as exc:
-            raise DurableError(
-                "InvalidRequestContentException", f"Could not parse request body into json: {exc}"
-            ) from exc
+        payload = json_payload(body)
         name = request_header(headers, "X-Amz-Durable-Execution-Name") or str(uuid.uuid4())
         execution, new = self.start(backend, fn, name, payload, config)
         response_headers["X-Amz-Durable-Execution-Arn"] = execution.arn
@@ -201,10 +190,7 @@ class DurableService:
             except Exception:
                 LOG.exception("durable execution %s", execution.arn)
 
-        thread = threading.Thread(target=run, name=f"durable-{execution.id[:8]}", daemon=True)
-        with self.lock:
-            self._threads.append(thread)
-        thread.start()
+        threading.Thread(target=run, name=f"durable-{execution.id[:8]}", daemon=True).start()
 
     # --- running -------------------------------------------------------------------------
     def _event(self, execution: Execution) -> dict[str, Any]:
@@ -337,7 +323,7 @@ class DurableService:
             caller = iam.role(execution.role, execution.function_name)
             try:
                 with iam.acting_as(caller):
-                    reply = clients.client("lambda", execution.region, _CLIENT_CONFIG).invoke(
+                    reply = clients.client("lambda", execution.region, CLIENT_CONFIG).invoke(
                         FunctionName=target, Payload=(payload or "{}").encode()
                     )
                 body = reply["Payload"].read().decode()
@@ -346,10 +332,8 @@ class DurableService:
                 else:
                     outcome, detail = "SUCCEEDED", {"Result": body}
             except Exception as exc:  # refused: AccessDenied, not found, ...
-                message = str(exc)
-                outcome = "FAILED"
-                detail = {"Error": {"ErrorType": "ChainedInvoke.FailedToStart",
-                                    "ErrorMessage": message}}  # fmt: skip
+                error = {"ErrorType": "ChainedInvoke.FailedToStart", "ErrorMessage": str(exc)}
+                outcome, detail = "FAILED", {"Error": error}
             with execution.cond:
                 op = execution.operations[op_id]
                 if op["Status"] not in TERMINAL and execution.status == "RUNNING":
@@ -357,10 +341,7 @@ class DurableService:
                     api.set_status(execution, op, outcome)
                     self.resume(execution)
 
-        thread = threading.Thread(target=run, name=f"durable-invoke-{op_id[:8]}", daemon=True)
-        with self.lock:
-            self._threads.append(thread)
-        thread.start()
+        threading.Thread(target=run, name=f"durable-invoke-{op_id[:8]}", daemon=True).start()
 
     # --- answers -------------------------------------------------------------------------
     def wait(self, execution: Execution, timeout: float | None = None) -> bool:

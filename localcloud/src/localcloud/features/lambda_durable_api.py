@@ -49,6 +49,7 @@ _TYPES = {"EXECUTION": "Execution", "CONTEXT": "Context", "STEP": "Step", "WAIT"
 _STATUSES = {"STARTED": "Started", "SUCCEEDED": "Succeeded", "FAILED": "Failed",
              "TIMED_OUT": "TimedOut", "STOPPED": "Stopped", "CANCELLED": "Cancelled"}  # fmt: skip
 _TIMESTAMPS = ("StartTimestamp", "EndTimestamp")
+_NAMING = ("Name", "SubType", "ParentId")  # an operation's, kept if given
 
 
 class DurableError(JsonRESTError):
@@ -184,9 +185,7 @@ def record_event(execution: Execution, op: dict[str, Any]) -> None:
         "EventType": kind, "EventId": len(execution.events) + 1, "Id": op["Id"],
         "EventTimestamp": execution.clock().timestamp(),
     }  # fmt: skip
-    for key in ("Name", "SubType", "ParentId"):
-        if op.get(key):
-            event[key] = op[key]
+    event.update({k: op[k] for k in _NAMING if op.get(k)})
     details: dict[str, Any] = {}
     found: dict[str, Any] = next((op[k] for k in op if k.endswith("Details")), {})
     if kind == "ExecutionStarted":
@@ -218,18 +217,10 @@ def set_status(execution: Execution, op: dict[str, Any], status: str) -> None:
 
 def _start(service: Service, execution: Execution, u: dict[str, Any]) -> None:
     op_id, kind = u["Id"], u["Type"]
-    op: dict[str, Any] = {
-        "Id": op_id,
-        "Type": kind,
-        "StartTimestamp": execution.clock(),
-        "Status": "STARTED",
-    }
-    for key in ("Name", "SubType", "ParentId"):
-        if u.get(key):
-            op[key] = u[key]
-    previous = execution.operations.get(op_id)
-    if previous is not None:  # a step's next attempt
-        op["StartTimestamp"] = previous["StartTimestamp"]
+    previous = execution.operations.get(op_id)  # a step's next attempt: started then
+    started = previous["StartTimestamp"] if previous else execution.clock()
+    op: dict[str, Any] = {"Id": op_id, "Type": kind, "StartTimestamp": started, "Status": "STARTED"}
+    op.update({k: u[k] for k in _NAMING if u.get(k)})
     if kind == "STEP":
         op["StepDetails"] = {"Attempt": (previous or {}).get("StepDetails", {}).get("Attempt", 0)}
     elif kind == "WAIT":
@@ -384,7 +375,8 @@ def _list(service: Service, backend: Any, name: str, query: dict[str, list[str]]
     return _page([_execution(e) for e in found], query, "DurableExecutions")
 
 
-def _callback(service: Service, callback_id: str, body: Any, outcome: str) -> None:
+def _callback(service: Service, response: LambdaResponse, outcome: str) -> Any:
+    callback_id, body = _param(response, "CallbackId"), _body(response)
     with service.lock:
         where = service.callbacks.get(callback_id)
     if where is None:
@@ -400,14 +392,15 @@ def _callback(service: Service, callback_id: str, body: Any, outcome: str) -> No
             ends = execution.callbacks.get(op["Id"])
             if ends and ends[2]:
                 ends[1] = time.monotonic() + ends[2]
-            return
+            return _ok({})
         execution.callbacks.pop(op["Id"], None)
         if outcome == "SUCCEEDED":
-            op["CallbackDetails"]["Result"] = body.decode() if isinstance(body, bytes) else body
+            op["CallbackDetails"]["Result"] = body
         else:
-            op["CallbackDetails"]["Error"] = json.loads(body or "{}") if body else {}
+            op["CallbackDetails"]["Error"] = json.loads(body) if body else {}
         set_status(execution, op, outcome)
         service.resume(execution)
+    return _ok({})
 
 
 # ------------------------------------------------------------------ moto response methods
@@ -462,16 +455,13 @@ def methods(service: Service) -> dict[str, Callable[[LambdaResponse], Any]]:
         return _ok(_list(service, self.backend, name, self.querystring))
 
     def send_durable_execution_callback_success(self: LambdaResponse) -> Any:
-        _callback(service, _param(self, "CallbackId"), _body(self), "SUCCEEDED")
-        return _ok({})
+        return _callback(service, self, "SUCCEEDED")
 
     def send_durable_execution_callback_failure(self: LambdaResponse) -> Any:
-        _callback(service, _param(self, "CallbackId"), _body(self), "FAILED")
-        return _ok({})
+        return _callback(service, self, "FAILED")
 
     def send_durable_execution_callback_heartbeat(self: LambdaResponse) -> Any:
-        _callback(service, _param(self, "CallbackId"), None, "HEARTBEAT")
-        return _ok({})
+        return _callback(service, self, "HEARTBEAT")
 
     def stop_durable_execution(self: LambdaResponse) -> Any:
         execution = service.find(_param(self, "DurableExecutionArn"))
@@ -496,9 +486,4 @@ def methods(service: Service) -> dict[str, Callable[[LambdaResponse], Any]]:
     }
 
 
-METHOD_NAMES = (
-    "checkpoint_durable_execution", "get_durable_execution_state", "get_durable_execution",
-    "get_durable_execution_history", "list_durable_executions_by_function",
-    "send_durable_execution_callback_success", "send_durable_execution_callback_failure",
-    "send_durable_execution_callback_heartbeat", "stop_durable_execution",
-)  # fmt: skip
+METHOD_NAMES = tuple(methods(None))  # type: ignore[arg-type]  # their names only

@@ -33,7 +33,7 @@ import sys
 import threading
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.core.exceptions import JsonRESTError
 
@@ -47,9 +47,7 @@ from localcloud.environments.host_build import (
 )
 from localcloud.environments.runtimes import runtime_python
 from localcloud.features.lambda_logs import FunctionLogs
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["InvalidZipFile", "Processes", "processes_of"]
 

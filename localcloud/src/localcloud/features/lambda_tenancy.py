@@ -24,25 +24,17 @@ whose runtime reads the tenant from the Runtime API. The refusal's wording is th
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.awslambda.exceptions import LambdaClientError
 
 from localcloud.features.lambda_runtime import TENANT_HEADER, LocalLambdaBackend, request_header
 from localcloud.patching import Kind, Patch, Targets
+from localcloud.runtime import Runtime
 
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
-
-__all__ = ["PATCHES", "isolation_mode"]
+__all__ = ["PATCHES"]
 
 _TENANT_ID = re.compile(r"[a-zA-Z0-9._:/=+\-@ ]{1,256}")
-
-
-def isolation_mode(fn: Any) -> str | None:
-    """``PER_TENANT`` for a tenant-isolated function (set at deploy: stack/properties.py)."""
-    config = getattr(fn, "tenancy_config", None) or {}
-    return str(config.get("TenantIsolationMode") or "") or None
 
 
 def _refused(message: str) -> LambdaClientError:
@@ -52,7 +44,8 @@ def _refused(message: str) -> LambdaClientError:
 def _build(rt: Runtime) -> Targets:
     def tenant_of(self: LocalLambdaBackend, fn: Any, headers: Any) -> str | None:
         tenant = request_header(headers, TENANT_HEADER)
-        if isolation_mode(fn) is None:
+        # TenancyConfig is set at deploy (stack/properties.py)
+        if not (getattr(fn, "tenancy_config", None) or {}).get("TenantIsolationMode"):
             return None
         if tenant is None:
             raise _refused(

@@ -16,16 +16,14 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.logs.exceptions import InvalidParameterException, ResourceNotFoundException
 from moto.logs.models import LogsBackend
 from moto.logs.responses import LogsResponse
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "delete_query_definition", "put_query_definition"]
 

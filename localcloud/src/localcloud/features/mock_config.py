@@ -26,11 +26,10 @@ does not allow the call, as on AWS; Step Functions Local would call AWS or its
 from __future__ import annotations
 
 import json
-import os
 import threading
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.stepfunctions.exceptions import InvalidArn, ValidationException
 from moto.stepfunctions.parser import models as sfn_parser_models
@@ -41,9 +40,7 @@ from moto.stepfunctions.parser.backend import execution as sfn_execution
 from moto.stepfunctions.parser.mocking import mock_config
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = [
     "MOCK_CONFIG_VARIABLE",
@@ -51,6 +48,7 @@ __all__ = [
     "MockConfigError",
     "build_mock_test_case",
     "check_mock_config",
+    "inner_state_names",
     "load_mock_config",
     "state_names",
 ]
@@ -104,7 +102,8 @@ def check_mock_config(cfg: Any) -> list[str]:
     """Every problem of a parsed MockConfigFile (empty when Step Functions Local takes it)."""
     if not isinstance(cfg, dict):
         return ["expected a JSON object with StateMachines and MockedResponses"]
-    problems = [f"unknown top-level key {key!r}" for key in cfg if key not in _TOP]
+    top = ("StateMachines", "MockedResponses")
+    problems = [f"unknown top-level key {key!r}" for key in cfg if key not in top]
     machines, mocked = cfg.get("StateMachines", {}), cfg.get("MockedResponses", {})
     if not isinstance(machines, dict) or not isinstance(mocked, dict):
         return [*problems, "StateMachines and MockedResponses must be objects"]
@@ -128,9 +127,6 @@ def check_mock_config(cfg: Any) -> list[str]:
     return problems
 
 
-_TOP = ("StateMachines", "MockedResponses")
-
-
 def load_mock_config(path: str | Path) -> dict[str, Any]:
     """Read and check a MockConfigFile; MockConfigError names what is wrong."""
     try:
@@ -149,21 +145,23 @@ def load_mock_config(path: str | Path) -> dict[str, Any]:
     return dict(cfg)
 
 
-def mock_config_path_from_environment() -> str | None:
-    return os.environ.get(MOCK_CONFIG_VARIABLE) or None
-
-
 def state_names(definition: Any) -> set[str]:
     """Every state of an ASL definition, those of Parallel branches and Map processors too."""
     names: set[str] = set()
     states = definition.get("States") if isinstance(definition, dict) else None
     for name, state in (states or {}).items():
-        names.add(name)
-        for branch in state.get("Branches") or ():
-            names |= state_names(branch)
-        for key in ("ItemProcessor", "Iterator"):
-            if isinstance(state.get(key), dict):
-                names |= state_names(state[key])
+        names |= {name, *inner_state_names(state)}
+    return names
+
+
+def inner_state_names(state: dict[str, Any]) -> set[str]:
+    """Every state inside a Parallel state's branches or a Map state's processor."""
+    names: set[str] = set()
+    for branch in state.get("Branches") or ():
+        names |= state_names(branch)
+    for key in ("ItemProcessor", "Iterator"):
+        if isinstance(state.get(key), dict):
+            names |= state_names(state[key])
     return names
 
 

@@ -1,31 +1,19 @@
 """Feature: role sessions are known by their credentials, as STS and IAM know them.
 
-A request signed with a role session's temporary credentials is that session's: IAM judges
-it as ``arn:aws:sts::<account>:assumed-role/<role>/<session>`` and STS's GetCallerIdentity
-answers that ARN, whichever process or thread sends it. The credentials are the
-:class:`~localcloud.iam.credentials.CredentialsRegistry` of the cloud's authorizer: those
-``Authorizer.credentials.issue`` makes (a function environment's), and those STS AssumeRole
-answers with.
+A request signed with a role session's temporary credentials (the cloud authorizer's
+:class:`~localcloud.iam.credentials.CredentialsRegistry`: a function environment's, and those
+STS AssumeRole answers with) is that session's, whichever process or thread sends it: IAM
+judges it as ``arn:aws:sts::<account>:assumed-role/<role>/<session>`` and GetCallerIdentity
+answers that ARN:
 
-* ``sts-role-session-credentials`` (moto's STS backend): AssumeRole (and
-  AssumeRoleWithWebIdentity, which moto makes with it) registers the credentials it returns,
-  and GetCallerIdentity with registered credentials answers the assumed-role ARN and
-  ``<role id>:<session>`` user id (moto answers ``user/moto`` for credentials it did not
-  make). AssumeRole itself is authorized with the role's trust policy (iam/actions.py,
-  ``Authorizer.resource_policy``): a principal it does not trust gets ``AccessDenied`` "User:
-  ... is not authorized to perform: sts:AssumeRole on resource: <role ARN>";
-* :class:`SignedRequests` (the HTTP front, server.py): a request whose SigV4 credential
-  (``Authorization: ... Credential=<key>/...``, or a presigned URL's ``X-Amz-Credential``)
-  is a registered key is authorized as that session, as SDK calls in the process are
-  (features/iam.py), and moto handles it with :data:`~localcloud.iam.enforcement.CALLER` set
-  to the session (what it calls on, the STS answers). A refusal is answered in the service's
-  protocol. Other keys act as before: the administrator, unchecked.
-* in the process (the mock, no HTTP), ``authorize-sdk-calls`` (features/iam.py) judges a
-  client signing with registered credentials as their session, before the thread's caller.
-
-Not judged over HTTP: requests to services outside the scope (features/service_scope.py
-refuses them all), the admin API (``/_localcloud/``), and a request whose operation botocore's
-model does not match (moto answers it as it would anyway).
+* ``sts-role-session-credentials`` (moto's STS backend; AssumeRoleWithWebIdentity is made
+  with AssumeRole). AssumeRole itself is authorized with the role's trust policy
+  (iam/actions.py, ``Authorizer.resource_policy``): a principal it does not trust gets
+  ``AccessDenied`` "User: ... is not authorized to perform: sts:AssumeRole on resource: <role
+  ARN>";
+* over HTTP, :class:`SignedRequests`; in the process (the mock, no HTTP),
+  ``authorize-sdk-calls`` (features/iam.py) judges a client signing with registered
+  credentials as their session, before the thread's caller.
 """
 
 from __future__ import annotations
@@ -34,7 +22,7 @@ import io
 import json
 import uuid
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs
 from xml.sax.saxutils import escape
 
@@ -46,13 +34,11 @@ from moto.core.utils import get_service_model
 from moto.sts.models import STSBackend
 from werkzeug.wrappers import Response
 
-from localcloud.features.service_scope import SCOPE, in_scope
+from localcloud.features.service_scope import SCOPE, error_body, in_scope, request_body
 from localcloud.iam.credentials import access_key_of
-from localcloud.iam.enforcement import Authorizer, Caller, acting_as
+from localcloud.iam.enforcement import Authorizer, Caller, acting_as, find_role
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "SignedRequests", "identify"]
 
@@ -82,14 +68,10 @@ def _build_sts_sessions(rt: Runtime) -> Targets:
         session = registry.session(access_key_id)
         if session is None:
             return caller_identity(self, access_key_id, region)
-        account = session.principal.account
-        from moto.iam.models import iam_backends
-
-        name = session.role_arn.rsplit("/", 1)[-1]
-        backend = iam_backends[account]["aws"]
-        found = next((r for r in backend.roles.values() if r.name == name), None)
-        role_id = found.id if found is not None else "AROA" + account
-        return f"{role_id}:{session.session_name}", session.arn, account
+        principal = session.principal
+        found = find_role(principal.account, session.role_arn)
+        role_id = found.id if found is not None else "AROA" + principal.account
+        return f"{role_id}:{session.session_name}", principal.caller, principal.account
 
     return {
         (STSBackend, "assume_role"): assume_and_register,
@@ -106,7 +88,7 @@ _SERVICES = {
 }
 
 
-def _service_name(signing_name: str, target: str) -> str | None:
+def _service_name(signing_name: str, target: str) -> str:
     names = _SERVICES.get(signing_name, (signing_name,))
     if target and len(names) > 1:  # DynamoDB and DynamoDB Streams: by X-Amz-Target's prefix
         prefix = target.rpartition(".")[0]
@@ -116,70 +98,46 @@ def _service_name(signing_name: str, target: str) -> str | None:
     return names[0]
 
 
-def _body(environ: dict[str, Any]) -> bytes:
-    """The request's body, read once and put back for moto."""
-    stream = environ.get("wsgi.input")
-    if stream is None:
-        return b""
-    length = str(environ.get("CONTENT_LENGTH") or "").strip()
-    data = stream.read(int(length)) if length.isdigit() else stream.read()
-    environ["wsgi.input"] = io.BytesIO(data)
-    return bytes(data)
-
-
-def identify(
-    environ: dict[str, Any], signing_name: str
-) -> tuple[str, str, dict[str, Any], str] | None:
-    """(service name, operation, parameters as botocore names them, protocol) of an AWS
-    request, by botocore's model of the service of its credential scope; None when the
-    model does not match it."""
+def identify(environ: dict[str, Any], signing_name: str) -> tuple[str, dict[str, Any], str] | None:
+    """(operation, parameters as botocore names them, protocol) of an AWS request, by
+    botocore's model of the service of its credential scope; None when the model does not
+    match it."""
     target = str(environ.get("HTTP_X_AMZ_TARGET") or "")
     service = _service_name(signing_name, target)
-    if service is None:
-        return None
     model = get_service_model(service)
     protocol = determine_request_protocol(model, environ.get("CONTENT_TYPE"))
     s3 = service == "s3"
     # S3's payload is the object: only DeleteObjects' is read (the keys it deletes)
     wanted = not s3 or "delete" in parse_qs(str(environ.get("QUERY_STRING") or ""), True)
-    data = _body(environ) if wanted else b""
+    data = request_body(environ) if wanted else b""
+    request = MotoRequest(environ)
     try:
-        return _parse(environ, service, target, protocol, data, wanted=wanted)
+        uri_params: dict[str, Any] = {}
+        if target:
+            operation = target.rpartition(".")[2]
+        elif protocol in ("query", "ec2"):
+            form = parse_qs(data.decode("utf-8", "replace"))
+            operation = (form or parse_qs(request.query_string.decode())).get("Action", [""])[0]
+        else:
+            operation_model, uri_params = get_service_router(service).match(request)
+            operation = operation_model.name
+        if operation not in model.operation_names:
+            return None
+        parser = PROTOCOL_PARSERS[protocol](model.operation_model(operation), map_type=dict)
+        params = parser.parse(
+            {
+                "method": request.method,
+                "values": request.args if s3 else request.values,
+                "headers": request.headers,
+                "body": data,
+                "url_path": request.path,
+                "url_params": uri_params,
+            }
+        )
+        return operation, dict(params), protocol
     finally:
         if wanted:  # moto reads it again
             environ["wsgi.input"] = io.BytesIO(data)
-
-
-def _parse(
-    environ: dict[str, Any], service: str, target: str, protocol: str, data: bytes, *, wanted: bool
-) -> tuple[str, str, dict[str, Any], str] | None:
-    model = get_service_model(service)
-    s3 = service == "s3"
-    request = MotoRequest(environ)
-    uri_params: dict[str, Any] = {}
-    if target:
-        operation = target.rpartition(".")[2]
-    elif protocol in ("query", "ec2"):
-        form = parse_qs(data.decode("utf-8", "replace")) or parse_qs(request.query_string.decode())
-        operation = (form.get("Action") or [""])[0]
-    else:
-        operation_model, uri_params = get_service_router(service).match(request)
-        operation = operation_model.name
-    if operation not in model.operation_names:
-        return None
-    parser = PROTOCOL_PARSERS[protocol](model.operation_model(operation), map_type=dict)
-    values = request.args if s3 or not wanted else request.values
-    params = parser.parse(
-        {
-            "method": request.method,
-            "values": values,
-            "headers": request.headers,
-            "body": data,
-            "url_path": request.path,
-            "url_params": uri_params,
-        }
-    )
-    return service, operation, dict(params), protocol
 
 
 def _error_response(protocol: str, code: str, status: int, message: str, *, head: bool) -> Response:
@@ -198,12 +156,7 @@ def _error_response(protocol: str, code: str, status: int, message: str, *, head
             f"<Message>{escape(message)}</Message><RequestId>{request_id}</RequestId></Error>"
         )
     else:
-        content_type = "text/xml"
-        body = (
-            f'<?xml version="1.0" encoding="UTF-8"?>\n<ErrorResponse><Error><Type>Sender</Type>'
-            f"<Code>{code}</Code><Message>{escape(message)}</Message></Error>"
-            f"<RequestId>{request_id}</RequestId></ErrorResponse>"
-        )
+        content_type, body = error_body(protocol, code, message, request_id)
     return Response(body, status=status, headers=headers, content_type=content_type)
 
 
@@ -223,16 +176,21 @@ def _signed_with(environ: dict[str, Any]) -> tuple[str, str, str] | None:
 
 
 class SignedRequests:
-    """WSGI middleware of the HTTP front: a request signed with a role session's credentials
-    is judged and handled as that session; any other request passes as before."""
+    """WSGI middleware of the HTTP front (server.py): a request whose SigV4 credential
+    (``Authorization: ... Credential=<key>/...``, or a presigned URL's) is a registered key is
+    authorized as that session, as SDK calls in the process are, a refusal answered in the
+    service's protocol; moto handles it with ``CALLER`` set to the session (what it calls on,
+    the STS answers). Other keys act as before: the administrator, unchecked. Not judged:
+    requests to services outside the scope (features/service_scope.py refuses them all), the
+    admin API (``/_localcloud/``), and a request whose operation botocore's model does not
+    match (moto answers it as it would anyway)."""
 
     def __init__(self, app: Any, authorizer: Authorizer) -> None:
         self.app, self.authorizer = app, authorizer
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
-        if str(environ.get("PATH_INFO", "")).startswith(ADMIN_PREFIX):
-            return self.app(environ, start_response)  # type: ignore[no-any-return]
-        found = _signed_with(environ)
+        admin = str(environ.get("PATH_INFO", "")).startswith(ADMIN_PREFIX)
+        found = None if admin else _signed_with(environ)
         caller = self.authorizer.caller_of(found[0]) if found else None
         if caller is None or found is None:
             return self.app(environ, start_response)  # type: ignore[no-any-return]
@@ -255,16 +213,12 @@ class SignedRequests:
             found = None
         if found is None:
             return None
-        _service, operation, params, protocol = found
+        operation, params, protocol = found
         if not in_scope(signing_name, operation):
             return None
+        # secure: the local endpoint stands in for AWS's https one (features/iam.py)
         denied = self.authorizer.authorize(
-            caller,
-            signing_name,
-            operation,
-            params,
-            region=region,
-            secure=True,  # the local endpoint stands in for AWS's https one (iam/enforcement.py)
+            caller, signing_name, operation, params, region=region, secure=True
         )
         if denied is None:
             return None

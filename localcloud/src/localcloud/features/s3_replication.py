@@ -164,7 +164,7 @@ class _Copier:
             item = Replication(
                 bucket.name, version.name, version.version_id, rule.destination, rule.id, marker
             )
-            self.log.submit(item, functools.partial(self._copy_one, bucket, version, role, rule))
+            self.log.submit(item, functools.partial(self.copy, bucket, version, role, rule))
 
     def allowed(self, role: str, action: str, resource: str, region: str) -> bool:
         authorizer = self.rt.authorizer
@@ -173,10 +173,7 @@ class _Copier:
         decision = authorizer.check(iam.role(role, SESSION), Need(action, resource), region, True)
         return decision.allowed
 
-    def _copy_one(self, bucket: Any, version: Any, role: str, rule: Rule, item: Any) -> None:
-        self.copy(item, bucket, version, role, rule)
-
-    def copy(self, item: Replication, bucket: Any, version: Any, role: str, rule: Rule) -> None:
+    def copy(self, bucket: Any, version: Any, role: str, rule: Rule, item: Replication) -> None:
         try:
             self._copy(item, bucket, version, role, rule)
         finally:
@@ -256,35 +253,29 @@ def _build(rt: Runtime) -> Targets:
     copier = _Copier(rt, rt.s3_replications)
     rt.on_close(rt.s3_replications.shutdown)
 
-    def watched(self: S3Response, request: Any, full_url: str, respond: Any, key: bool) -> Any:
-        """``respond()``; then schedule the versions it added to a replicated bucket."""
-        if request.method not in ("PUT", "POST", "DELETE"):
-            return respond()
-        try:
-            bucket = self.backend.buckets.get(self.parse_bucket_name_from_url(request, full_url))
-        except Exception:  # not a bucket request moto can parse: nothing to watch
-            bucket = None
-        if bucket is None or not getattr(bucket, "replication", None):
-            return respond()
-        names = [self.parse_key_name()] if key else None
-        before = _versions(bucket, names)
-        response = respond()
-        for name, versions in _versions(bucket, names).items():
-            old = before.get(name, [])
-            for version in versions:
-                if not any(version is o for o in old):
-                    copier.schedule(bucket, version)
+    def watching(respond: Any, key: bool) -> Any:
+        def response(self: S3Response, request: Any, full_url: str) -> Any:
+            """``respond``; then schedule the versions it added to a replicated bucket."""
+            if request.method not in ("PUT", "POST", "DELETE"):
+                return respond(self, request, full_url)
+            try:
+                bucket_name = self.parse_bucket_name_from_url(request, full_url)
+                bucket = self.backend.buckets.get(bucket_name)
+            except Exception:  # not a bucket request moto can parse: nothing to watch
+                bucket = None
+            if bucket is None or not getattr(bucket, "replication", None):
+                return respond(self, request, full_url)
+            names = [self.parse_key_name()] if key else None
+            before = _versions(bucket, names)
+            answer = respond(self, request, full_url)
+            for name, versions in _versions(bucket, names).items():
+                old = before.get(name, [])
+                for version in versions:
+                    if not any(version is o for o in old):
+                        copier.schedule(bucket, version)
+            return answer
+
         return response
-
-    def key_response(self: S3Response, request: Any, full_url: str) -> Any:
-        return watched(
-            self, request, full_url, lambda: _KEY_RESPONSE(self, request, full_url), True
-        )
-
-    def bucket_response(self: S3Response, request: Any, full_url: str) -> Any:
-        return watched(
-            self, request, full_url, lambda: _BUCKET_RESPONSE(self, request, full_url), False
-        )
 
     def response_dict(self: FakeKey) -> dict[str, Any]:
         headers: dict[str, Any] = _RESPONSE_DICT.fget(self)  # type: ignore[attr-defined]
@@ -294,8 +285,8 @@ def _build(rt: Runtime) -> Targets:
         return headers
 
     return {
-        (S3Response, "_key_response"): key_response,
-        (S3Response, "_bucket_response"): bucket_response,
+        (S3Response, "_key_response"): watching(_KEY_RESPONSE, True),
+        (S3Response, "_bucket_response"): watching(_BUCKET_RESPONSE, False),
         (FakeKey, "response_dict"): property(response_dict),
     }
 

@@ -38,18 +38,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import random
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from botocore.config import Config
 from botocore.exceptions import ClientError
 from moto.events.models import events_backends
 from moto.scheduler.models import scheduler_backends
 
 from localcloud import clients
-from localcloud.features.delivery import deliver_event
+from localcloud.features.delivery import CLIENT_CONFIG, backoff, deliver_event
 from localcloud.iam import enforcement as iam
 from localcloud.runtime import Clock, Delivery, Runtime
 
@@ -58,8 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_INPUT", "Invocation", "Schedules", "UnsupportedTargetError", "render_input"]
 
-# One attempt: the emulated service retries as AWS does ("max_attempts": 1 means one *retry*).
-_CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 _NOT_RETRIED = ("AccessDenied", "NotFound", "DoesNotExist", "NonExistent", "Validation", "Invalid")
 #: what a target without ``Input`` receives
 DEFAULT_INPUT = "{}"
@@ -101,16 +97,9 @@ class Schedules:
     ) -> None:
         self.account_id, self.region, self.clock = account_id, region, clock
         self.runtime = runtime  # its deliveries run fire_rule's targets
-        self.history: list[Invocation] = []
 
     def _client(self, service: str) -> Any:
-        return clients.client(service, self.region, _CLIENT_CONFIG)
-
-    def names(self) -> list[str]:
-        backend = scheduler_backends[self.account_id][self.region]
-        return sorted(
-            s.name for g in backend.schedule_groups.values() for s in g.schedules.values()
-        )
+        return clients.client(service, self.region, CLIENT_CONFIG)
 
     def fire(
         self,
@@ -135,7 +124,6 @@ class Schedules:
         for _ in range(deliveries):
             invocation = Invocation(schedule.arn, run_id, when, schedule.target["Arn"])
             self._invoke(schedule, invocation)
-            self.history.append(invocation)
             out.append(invocation)
         return out
 
@@ -190,8 +178,7 @@ class Schedules:
         policy = target.get("RetryPolicy") or {}
         max_retries = int(policy.get("MaximumRetryAttempts", 185))
         max_age = float(policy.get("MaximumEventAgeInSeconds", 86400))
-        age, exhausted = 0.0, None
-        body = ""
+        age, exhausted, body = 0.0, None, ""
         while True:
             invocation.attempts += 1
             payload = render_input(
@@ -204,21 +191,24 @@ class Schedules:
             invocation.inputs.append(payload)
             try:
                 with iam.acting_as(iam.role(str(target.get("RoleArn", "")), "scheduler")):
-                    invocation.result, body = self._send(target, payload, invocation)
+                    invocation.result = self._send(target, payload, invocation)
                 invocation.status = "DELIVERED"
                 return
             except ClientError as exc:
                 err = exc.response.get("Error", {})
                 invocation.error_code = str(err.get("Code", "ClientError"))
                 invocation.error_message = str(err.get("Message", ""))
-                body = self._request_body(target, payload, invocation)
+                body = payload  # Step Functions: the StartExecution request
+                if ":states:" in target["Arn"]:
+                    name, arn = invocation.execution_id, target["Arn"]
+                    body = json.dumps({"Input": payload, "Name": name, "StateMachineArn": arn})
             if any(word in invocation.error_code for word in _NOT_RETRIED):
                 break
             retries = invocation.attempts - 1
             if retries >= max_retries:
                 exhausted = "MaximumRetryAttempts"
                 break
-            delay = random.uniform(0, min(300.0, 2.0**retries))  # noqa: S311 - jitter
+            delay = backoff(retries)
             if age + delay > max_age:
                 exhausted = "MaximumEventAgeInSeconds"
                 break
@@ -226,21 +216,7 @@ class Schedules:
             self.clock.sleep(delay)
         self._dead_letter(schedule, invocation, body, exhausted)
 
-    @staticmethod
-    def _request_body(target: dict[str, Any], payload: str, invocation: Invocation) -> str:
-        if ":states:" in target["Arn"]:
-            return json.dumps(
-                {
-                    "Input": payload,
-                    "Name": invocation.execution_id,
-                    "StateMachineArn": target["Arn"],
-                }
-            )
-        return payload
-
-    def _send(
-        self, target: dict[str, Any], payload: str, invocation: Invocation
-    ) -> tuple[dict[str, Any], str]:
+    def _send(self, target: dict[str, Any], payload: str, invocation: Invocation) -> dict[str, Any]:
         arn = str(target["Arn"])
         service = arn.split(":")[2]
         if service == "sqs":
@@ -251,34 +227,29 @@ class Schedules:
             group = (target.get("SqsParameters") or {}).get("MessageGroupId")
             if group:
                 kwargs["MessageGroupId"] = group
-            return {"MessageId": self._client("sqs").send_message(**kwargs)["MessageId"]}, payload
+            return {"MessageId": self._client("sqs").send_message(**kwargs)["MessageId"]}
         if service == "lambda":
             self._client("lambda").invoke(
                 FunctionName=arn, InvocationType="Event", Payload=payload.encode()
             )
-            return {}, payload
+            return {}
         if service == "states":
             started = self._client("stepfunctions").start_execution(
                 stateMachineArn=arn, name=invocation.execution_id, input=payload
             )
-            return {"executionArn": started["executionArn"]}, payload
+            return {"executionArn": started["executionArn"]}
         if service == "sns":
-            return {
-                "MessageId": self._client("sns").publish(TopicArn=arn, Message=payload)["MessageId"]
-            }, payload
+            sent = self._client("sns").publish(TopicArn=arn, Message=payload)
+            return {"MessageId": sent["MessageId"]}
         if service == "events":
             params = target.get("EventBridgeParameters") or {}
-            out = self._client("events").put_events(
-                Entries=[
-                    {
-                        "Source": params.get("Source", "scheduler.local"),
-                        "DetailType": params.get("DetailType", "Scheduled Event"),
-                        "Detail": payload,
-                        "EventBusName": arn,
-                    }
-                ]
-            )
-            return {"Entries": out["Entries"]}, payload
+            entry = {
+                "Source": params.get("Source", "scheduler.local"),
+                "DetailType": params.get("DetailType", "Scheduled Event"),
+                "Detail": payload,
+                "EventBusName": arn,
+            }
+            return {"Entries": self._client("events").put_events(Entries=[entry])["Entries"]}
         raise UnsupportedTargetError(f"schedule target {arn} is not supported by the local cloud")
 
     def _dead_letter(

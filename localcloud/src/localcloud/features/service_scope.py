@@ -2,12 +2,10 @@
 without access to it, naming the service: never moto's canned answer, never a Python error.
 
 The scope is :data:`SCOPE` (botocore signing names, which are also how a request's SigV4
-credential scope names the service), of some only some operations (:data:`ONLY_OPERATIONS`:
-SSM's Parameter Store); localcloud/README.md "Scope" says the same in words. Any other
-request, from whoever makes it (a function's handler as its role, a state machine's task
-as its role, a rule or schedule target, the test process and the HTTP endpoint's clients as
-the administrator), gets the error AWS gives an identity with no access to that service, the
-IAM wording followed by why::
+credential scope names the service), of some only some operations (:data:`ONLY_OPERATIONS`);
+localcloud/README.md "Scope" says the same in words. Any other request, from whoever makes
+it, gets the error AWS gives an identity with no access to that service, the IAM wording
+followed by why::
 
     AccessDeniedException: User: arn:aws:sts::123456789012:assumed-role/Fn-Role/local is not
     authorized to perform: comprehend:DetectSentiment because no identity-based policy allows
@@ -16,39 +14,29 @@ IAM wording followed by why::
 
 The code is the service's own: its modeled ``AccessDeniedException`` (with its HTTP status)
 for JSON protocols, EC2's ``UnauthorizedOperation``, ``AccessDenied`` 403 for the other
-query and XML protocols. Three places, each the one path of its kind:
-
-* ``refuse-calls-outside-the-scope``: ``BaseClient._make_api_call``, which every botocore
-  client call in the process goes through; once botocore has validated the parameters (as
-  it does before sending), the refusal is raised as the client's modeled exception
-  (``client.exceptions.AccessDeniedException``; ``ClientError`` where the service models
-  none, as botocore raises it), and no request is made;
-* ``refuse-tasks-outside-the-scope``: a Step Functions optimized integration of a service
-  outside the scope (``arn:aws:states:::bedrock:invokeModel``, ``ecs:runTask.sync``, ...)
-  fails as its service refuses it, ``<Service>.AccessDeniedException`` (a Catch can handle
-  it), where moto forwards it to a client that has no such method or to moto's canned
-  backend. aws-sdk tasks go through the client (``Comprehend.AccessDeniedException``, named
-  by fixes/sfn_sdk_error_names.py);
-* ``refuse-rule-targets-outside-the-scope``: an EventBridge rule target that
-  features/delivery.py hands to moto (an EC2 built-in target such as ``target/create-snapshot``,
-  Kinesis, ECS, ...) fails as its service refuses the call (``NO_PERMISSIONS``, retried
-  and dead-lettered as any failed delivery), where moto ignores it;
-* ``refuse-requests-outside-the-scope``: the HTTP endpoint's requests, by the service of
-  their SigV4 credential scope, answered in the service's protocol, naming who signed them
-  (a role session, such as a function environment's, or the administrator).
+query and XML protocols. One patch for each path a call can take (their ``reason``s): every
+botocore client call (after botocore's parameter validation, raised as the client's modeled
+exception, ``ClientError`` where none is modeled; no request is made), a Step Functions
+optimized integration (aws-sdk tasks go through the client:
+``Comprehend.AccessDeniedException``, named by fixes/sfn_sdk_error_names.py), a rule target
+features/delivery.py hands to moto (retried and dead-lettered as any failed delivery), and
+the HTTP endpoint's requests (by the service of their SigV4 credential scope, in the
+service's protocol).
 """
 
 from __future__ import annotations
 
 import functools
 import gzip
+import io
 import json
 import re
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, unquote
+from xml.sax.saxutils import escape
 
 import botocore.session
 from botocore.client import BaseClient
@@ -73,12 +61,11 @@ from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 
 from localcloud.features import delivery
 from localcloud.iam.actions import Need, required
-from localcloud.iam.enforcement import CALLER, Caller, denial_message
+from localcloud.iam.credentials import access_key_of
+from localcloud.iam.enforcement import CALLER, Authorizer, denial_message, error_parsed
 from localcloud.iam.policy import Decision
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["ONLY_OPERATIONS", "PATCHES", "SCOPE", "SFN_INTEGRATIONS", "in_scope", "refusal"]
 
@@ -163,12 +150,15 @@ def _resource(prefix: str, operation: str, params: Mapping[str, Any], region: st
     return "*"
 
 
-def refusal(  # noqa: PLR0917 - the call, who makes it, where
-    model: Any, operation: str, params: Mapping[str, Any], caller: Caller, region: str, account: str
+def refusal(
+    model: Any, operation: str, params: Mapping[str, Any], authorizer: Authorizer, region: str
 ) -> tuple[str, int, str]:
-    """(code, HTTP status, message) AWS answers ``caller`` without access to the service."""
+    """(code, HTTP status, message) AWS answers the caller without access to the service: a
+    role session's (a function environment's, features/role_sessions.py), the thread's (a
+    workflow, a rule target), else the administrator."""
+    caller = CALLER.get() or authorizer.administrator
     signing_name = model.signing_name
-    need = required(signing_name, operation, params, region, account)[0]
+    need = required(signing_name, operation, params, region, authorizer.account)[0]
     resource = _resource(need.action.split(":", 1)[0], operation, params, region)
     action = _ACTIONS.get((signing_name, operation), need.action)
     need = Need(action, resource, need.context)
@@ -179,11 +169,8 @@ def refusal(  # noqa: PLR0917 - the call, who makes it, where
     message += _NOT_RUN.format(name=name)
     protocol = model.metadata.get("protocol", "")
     if protocol == "ec2":
-        return (
-            "UnauthorizedOperation",
-            403,
-            f"You are not authorized to perform this operation. {message}",
-        )
+        message = f"You are not authorized to perform this operation. {message}"
+        return "UnauthorizedOperation", 403, message
     if "AccessDeniedException" in model.shape_names:
         error = model.shape_for("AccessDeniedException").metadata.get("error", {})
         default = 403 if protocol == "rest-json" else 400
@@ -193,15 +180,11 @@ def refusal(  # noqa: PLR0917 - the call, who makes it, where
     return "AccessDenied", 403, message
 
 
-def _parsed(code: str, status: int, message: str) -> dict[str, Any]:
-    return {
-        "Error": {"Code": code, "Message": message},
-        "ResponseMetadata": {
-            "RequestId": str(uuid.uuid4()),
-            "HTTPStatusCode": status,
-            "HTTPHeaders": {},
-        },
-    }
+def _client_error(
+    model: Any, operation: str, params: Mapping[str, Any], authorizer: Authorizer, region: str
+) -> ClientError:
+    code, status, message = refusal(model, operation, params, authorizer, region)
+    return ClientError(error_parsed(code, status, message), operation)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ SDK calls
@@ -215,17 +198,12 @@ def _build_client_calls(rt: Runtime) -> Targets:
         if self.meta.config.parameter_validation:  # type: ignore[attr-defined]
             operation = model.operation_model(operation_name)  # botocore validates first
             validate_parameters(api_params, operation.input_shape)
-        caller = CALLER.get() or rt.authorizer.administrator
+        region = self.meta.region_name or "us-east-1"
         code, status, message = refusal(
-            model,
-            operation_name,
-            api_params or {},
-            caller,
-            self.meta.region_name or "us-east-1",
-            rt.authorizer.account,
+            model, operation_name, api_params or {}, rt.authorizer, region
         )
         error: Any = self.exceptions.from_code(code)
-        raise error(_parsed(code, status, message), operation_name)
+        raise error(error_parsed(code, status, message), operation_name)
 
     return {(BaseClient, "_make_api_call"): refuse_outside}
 
@@ -256,15 +234,8 @@ class OutOfScopeTask(StateTaskServiceCallback):
         service = _INTEGRATION_SERVICES.get(api, (api, api))[0]
         model = botocore.session.get_session().get_service_model(service)
         operation = action[:1].upper() + action[1:]
-        code, status, message = refusal(
-            model,
-            operation,
-            normalised_parameters,
-            CALLER.get() or self._authorizer.administrator,
-            resource_runtime_part.region,
-            self._authorizer.account,
-        )
-        raise ClientError(_parsed(code, status, message), operation)  # type: ignore[arg-type]
+        region = resource_runtime_part.region
+        raise _client_error(model, operation, normalised_parameters, self._authorizer, region)
 
     def _from_error(self, env: Any, ex: Exception) -> FailureEvent:
         if not isinstance(ex, ClientError):
@@ -350,20 +321,13 @@ def _build_rule_targets(rt: Runtime) -> Targets:
             service, operation = call
             model = botocore.session.get_session().get_service_model(service)
             region = str(target["Arn"]).split(":")[3] or "us-east-1"
-            caller = CALLER.get() or rt.authorizer.administrator
-            code, status, message = refusal(
-                model, operation, {}, caller, region, rt.authorizer.account
-            )
-            raise ClientError(_parsed(code, status, message), operation)  # type: ignore[arg-type]
+            raise _client_error(model, operation, {}, rt.authorizer, region)
         return send(rule, event, transform_input=transform_input)
 
     return {(delivery, "_orig_send_to_targets"): send_to_targets}
 
 
 # ------------------------------------------------------------------ the HTTP endpoint
-_CREDENTIAL = re.compile(r"Credential=[^/]+/\d+/([^/]+)/([^/]+)/aws4_request")
-
-
 @functools.cache
 def _services_by_signing_name() -> dict[str, tuple[str, ...]]:
     """botocore's service names by signing name (a model's ``signingName``, else its
@@ -436,10 +400,10 @@ def _identify(  # noqa: PLR0911
 ) -> tuple[Any, str, str, dict[str, str]] | None:
     """(service model, operation, region, its path labels) of a request outside the scope,
     else None."""
-    found = _CREDENTIAL.search(environ.get("HTTP_AUTHORIZATION", ""))
+    found = access_key_of(environ.get("HTTP_AUTHORIZATION", ""))
     if not found:
         return None
-    region, signing_name = found.groups()
+    _, region, signing_name = found
     if signing_name in SCOPE and signing_name not in ONLY_OPERATIONS:
         return None
     models = _models(signing_name)
@@ -451,19 +415,12 @@ def _identify(  # noqa: PLR0911
         model = next((m for m in models if m.metadata.get("targetPrefix") == prefix), models[0])
         return (model, operation, region, {}) if not in_scope(signing_name, operation) else None
     if str(environ.get("CONTENT_TYPE", "")).startswith("application/x-www-form-urlencoded"):
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        body = environ["wsgi.input"].read(length).decode() if length else ""
-        form = parse_qs(body) or parse_qs(environ.get("QUERY_STRING", ""))
+        form = parse_qs(request_body(environ).decode()) or parse_qs(environ.get("QUERY_STRING", ""))
         operation = (form.get("Action") or [""])[0]
-        if not in_scope(signing_name, operation):
-            model = next(
-                (m for m in models if m.metadata["protocol"] in ("query", "ec2")), models[0]
-            )
-            return model, operation, region, {}
-        import io
-
-        environ["wsgi.input"] = io.BytesIO(body.encode())  # in the scope: moto reads it
-        return None
+        if in_scope(signing_name, operation):
+            return None
+        model = next((m for m in models if m.metadata["protocol"] in ("query", "ec2")), models[0])
+        return model, operation, region, {}
     match = _rest_operation(
         models, environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "/")
     )
@@ -472,11 +429,21 @@ def _identify(  # noqa: PLR0911
     return match[0], match[1], region, match[2]
 
 
-def _body(protocol: str, code: str, message: str, request_id: str) -> tuple[str, str]:
+def request_body(environ: dict[str, Any]) -> bytes:
+    """The request's body, read once and put back for moto."""
+    stream = environ.get("wsgi.input")
+    if stream is None:
+        return b""
+    length = str(environ.get("CONTENT_LENGTH") or "").strip()
+    data = stream.read(int(length)) if length.isdigit() else stream.read()
+    environ["wsgi.input"] = io.BytesIO(data)
+    return bytes(data)
+
+
+def error_body(protocol: str, code: str, message: str, request_id: str) -> tuple[str, str]:
+    """(content type, body) of an error in a JSON, EC2 or query/XML protocol."""
     if protocol in ("json", "rest-json"):
         return "application/x-amz-json-1.1", json.dumps({"__type": code, "message": message})
-    from xml.sax.saxutils import escape
-
     error = f"<Code>{code}</Code><Message>{escape(message)}</Message>"
     if protocol == "ec2":
         body = (
@@ -501,14 +468,10 @@ def _build_http_requests(rt: Runtime) -> Targets:
         if found is None:
             return call(self, environ, start_response)
         model, operation, region, params = found
-        # who signed it: a role session's credentials (features/role_sessions.py, a function
-        # environment's), else the administrator
-        caller = CALLER.get() or rt.authorizer.administrator
-        code, status, message = refusal(
-            model, operation, params, caller, region, rt.authorizer.account
-        )
+        code, status, message = refusal(model, operation, params, rt.authorizer, region)
         request_id = str(uuid.uuid4())
-        content_type, body = _body(model.metadata.get("protocol", ""), code, message, request_id)
+        protocol = model.metadata.get("protocol", "")
+        content_type, body = error_body(protocol, code, message, request_id)
         headers = [
             ("Content-Type", content_type),
             ("x-amzn-RequestId", request_id),
@@ -527,8 +490,7 @@ PATCHES = [
         reason="An SDK call to a service outside the local cloud's scope (Bedrock, Comprehend, "
         "EC2, ...) fails as AWS fails a caller without access to it, naming the service "
         "(moto answers some with canned data, others with NotImplementedError).",
-        test="localcloud/tests/test_service_scope.py"
-        "::test_a_function_calling_comprehend_is_refused_naming_the_service",
+        test="localcloud/tests/test_service_scope.py::test_the_administrators_calls_are_refused",
         build=_build_client_calls,
     ),
     Patch(

@@ -23,7 +23,7 @@ import json
 import threading
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.core.responses import ActionResult
 from moto.sqs.exceptions import InvalidParameterValue, SQSException
@@ -31,9 +31,7 @@ from moto.sqs.models import Message, Queue, SQSBackend, sqs_backends
 from moto.sqs.responses import SQSResponse
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -80,9 +78,6 @@ def _bounded(self: SQSResponse, name: str, limits: tuple[int, int]) -> int | Non
 
 
 def _start_message_move_task(self: SQSResponse, sources: dict[str, str]) -> ActionResult:
-    """moto has no StartMessageMoveTask. AWS: the source must be a dead-letter queue of some
-    queue (InvalidParameterValue otherwise); one active task per source; messages go to
-    DestinationArn, else each back to its DeadLetterQueueSourceArn; asynchronous."""
     source_arn = str(self._get_param("SourceArn") or "")
     backend, source = _queue(source_arn, "SourceArn")
     destination_arn = self._get_param("DestinationArn")
@@ -131,9 +126,7 @@ def _move(
     task: dict[str, Any],
     sources: dict[str, str],
 ) -> None:
-    """Send each message (body, attributes) to its destination, then delete it from the DLQ.
-    A message with no known source and no DestinationArn fails the task with
-    CouldNotDetermineMessageSource; a destination deleted meanwhile with NonExistentQueue."""
+    """Send each message (body, attributes) to its destination, then delete it from the DLQ."""
     rate, stop = task.get("MaxNumberOfMessagesPerSecond"), task["_stop"]
     try:
         for message in messages:
@@ -149,7 +142,13 @@ def _move(
                 if message not in source._messages:
                     continue  # deleted by a consumer meanwhile
                 source._messages.remove(message)
-            _send_copy(backend, target, message)
+            backend.send_message(
+                target.name,
+                message.body,
+                message_attributes=message.message_attributes or None,
+                group_id=message.group_id,
+                deduplication_id=message.deduplication_id,
+            )
             sources.pop(message.id, None)
             with _tasks_lock:
                 task["ApproximateNumberOfMessagesMoved"] += 1
@@ -165,16 +164,6 @@ def _finish(task: dict[str, Any], status: str, reason: str | None = None) -> Non
         task["Status"] = "CANCELLED" if task["Status"] == "CANCELLING" and not reason else status
     if reason is not None:
         task["FailureReason"] = reason
-
-
-def _send_copy(backend: SQSBackend, target: Queue, message: Message) -> None:
-    backend.send_message(
-        target.name,
-        message.body,
-        message_attributes=message.message_attributes or None,
-        group_id=message.group_id,
-        deduplication_id=message.deduplication_id,
-    )
 
 
 def _list_message_move_tasks(self: SQSResponse) -> ActionResult:

@@ -9,16 +9,13 @@ disables host-prefix injection, as for TestState (``AWS_DISABLE_HOST_PREFIX_INJE
 moto 5.2.5 has no such action. Here it starts the execution through StartExecution's own path
 (so ``<arn>#<TestCase>`` runs a MockConfigFile test case, as Step Functions Local does, and the
 execution is an Express one with its logs) and waits for its end in the backend.
-
-Test: localcloud/tests/test_mock_config.py
-::test_start_sync_execution_runs_a_test_case_of_an_express_machine
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
@@ -26,15 +23,12 @@ from moto.stepfunctions import responses as sfn_responses
 
 from localcloud.features import executions
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
 #: An Express execution lasts at most five minutes on AWS; the wait is on the real clock.
 WAIT_SECONDS = 300.0
-_STATUS = {"SUCCEEDED": "SUCCEEDED", "FAILED": "FAILED", "TIMED_OUT": "TIMED_OUT"}
 
 
 def _answer(execution: Any) -> dict[str, Any]:
@@ -45,7 +39,8 @@ def _answer(execution: Any) -> dict[str, Any]:
         "name": execution.name,
         "startDate": execution.start_date,
         "stopDate": execution.stop_date,
-        "status": _STATUS.get(status, "FAILED"),  # an aborted one cannot be seen on AWS
+        # an aborted one cannot be seen on AWS
+        "status": status if status in {"SUCCEEDED", "TIMED_OUT"} else "FAILED",
         "input": json.dumps(execution.input_data, separators=(",", ":")),
         "inputDetails": {"included": True},
     }
@@ -68,8 +63,7 @@ def _build(rt: Runtime) -> Targets:
     def start_sync_execution(self: Any) -> Any:
         arn = self._get_param("stateMachineArn")
         machine = self.stepfunction_backend.describe_state_machine(arn.split("#", 1)[0])
-        kind = str(getattr(machine.type, "value", machine.type))
-        if kind != "EXPRESS":
+        if str(getattr(machine.type, "value", machine.type)) != "EXPRESS":
             raise JsonRESTError(
                 "StateMachineTypeNotSupported",
                 "This operation is not supported by this type of state machine",

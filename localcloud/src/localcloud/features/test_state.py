@@ -36,9 +36,10 @@ import copy
 import datetime
 import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import botocore.session
+from moto.core.exceptions import JsonRESTError
 from moto.stepfunctions import responses as sfn_responses
 from moto.stepfunctions.exceptions import InvalidArn
 from moto.stepfunctions.parser.api import InspectionLevel
@@ -51,39 +52,30 @@ from moto.stepfunctions.parser.backend.test_state.execution_worker import (
 )
 from moto.stepfunctions.parser.mocking import mock_config
 
+from localcloud.features.mock_config import inner_state_names
 from localcloud.patching import Kind, Patch, Targets
+from localcloud.runtime import Runtime
 
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
-
-__all__ = ["PATCHES", "TestStateError", "run_test_state"]
+__all__ = ["PATCHES", "run_test_state"]
 
 _STATE_NAME = "TestState"  # moto's one-state parser names the state so
 _MOCK_ONLY = {"Map", "Parallel"}
 _DATA_FLOW = ("InputPath", "ResultSelector", "ResultPath", "OutputPath", "Output", "Assign")
 
 
-class TestStateError(Exception):
-    """A request TestState refuses: ``code`` is the API's error (400)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
+def _invalid(message: str) -> JsonRESTError:
+    return JsonRESTError("InvalidDefinition", f"Invalid State Machine Definition: '{message}'")
 
 
-def _invalid(message: str) -> TestStateError:
-    return TestStateError("InvalidDefinition", f"Invalid State Machine Definition: '{message}'")
-
-
-def _validation(message: str) -> TestStateError:
-    return TestStateError("ValidationException", message)
+def _validation(message: str) -> JsonRESTError:
+    return JsonRESTError("ValidationException", message)
 
 
 def _json(text: Any, field: str, code: str = "ValidationException") -> Any:
     try:
         return json.loads(text)
     except (TypeError, ValueError):
-        raise TestStateError(code, f"{field}: not valid JSON") from None
+        raise JsonRESTError(code, f"{field}: not valid JSON") from None
 
 
 def _select_state(definition: Any, state_name: str | None) -> tuple[str, dict[str, Any]]:
@@ -104,18 +96,6 @@ def _select_state(definition: Any, state_name: str | None) -> tuple[str, dict[st
     return state_name or _STATE_NAME, definition
 
 
-def _inner_states(state: dict[str, Any]) -> set[str]:
-    from localcloud.features.mock_config import state_names
-
-    names: set[str] = set()
-    for branch in state.get("Branches") or ():
-        names |= state_names(branch)
-    for key in ("ItemProcessor", "Iterator"):
-        if isinstance(state.get(key), dict):
-            names |= state_names(state[key])
-    return names
-
-
 def _needs_mock(state: dict[str, Any]) -> str | None:
     kind = state.get("Type")
     if kind in _MOCK_ONLY:
@@ -134,9 +114,8 @@ def _sdk_output_shape(resource: str) -> Any:
     if len(parts) < 8 or parts[5] != "aws-sdk":
         return None
     service, action = parts[6], parts[7].split(".")[0]
-    session = botocore.session.get_session()
     try:
-        model = session.get_service_model(service)
+        model = botocore.session.get_session().get_service_model(service)
     except Exception:
         return None
     wanted = action[:1].upper() + action[1:]
@@ -320,7 +299,7 @@ def _backoff(retrier: dict[str, Any], attempt: int) -> int:
 
 
 def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[str, Any]:  # noqa: PLR0912, PLR0915
-    """A TestState request's answer (the API's output fields), or TestStateError."""
+    """A TestState request's answer (the API's output fields); JsonRESTError (400) refuses it."""
     definition = _json(params.get("definition"), "definition", "InvalidDefinition")
     name, state = _select_state(definition, params.get("stateName"))
     mock = params.get("mock")
@@ -343,7 +322,7 @@ def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[st
     if state.get("Type") == "Task" and not mock and not role_arn:
         raise _validation("roleArn is required when no mock is specified for a Task state")
     caused_by = configuration.get("errorCausedByState")
-    if caused_by is not None and caused_by not in _inner_states(state):
+    if caused_by is not None and caused_by not in inner_state_names(state):
         raise _validation(
             f"errorCausedByState '{caused_by}' is not a state of the {state.get('Type')} "
             f"state '{name}'"
@@ -363,12 +342,8 @@ def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[st
         runnable["End"] = True
     failures = state.get("Type") == "Map" and "mapIterationFailureCount" in configuration
     if failures and _exceeds_tolerance(state, state_input, configuration):
-        mock = {
-            "errorOutput": {
-                "error": "States.ExceedToleratedFailureThreshold",
-                "cause": "The specified tolerated failure threshold was exceeded",
-            }
-        }
+        cause = "The specified tolerated failure threshold was exceeded"
+        mock = {"errorOutput": {"error": "States.ExceedToleratedFailureThreshold", "cause": cause}}
     execution = _new_execution(json.dumps(runnable), role_arn, state_input, account, region)
     reserved = None  # a mocked States.* error (moto's engine lets no state raise one)
     if mock and str((mock.get("errorOutput") or {}).get("error", "")).startswith("States."):
@@ -551,13 +526,9 @@ def _build(rt: Runtime) -> Targets:
 
     def test_state(self: Any) -> Any:
         params = {key: self._get_param(key) for key in _REQUEST}
-        try:
-            if params["revealSecrets"] is True:
-                _may_reveal_secrets(rt, self.region)
-            answer = run_test_state(params, self.current_account, self.region)
-        except TestStateError as exc:
-            return _error_response(exc)
-        return ActionResult(answer)
+        if params["revealSecrets"] is True:
+            _may_reveal_secrets(rt, self.region)
+        return ActionResult(run_test_state(params, self.current_account, self.region))
 
     return {(sfn_responses.StepFunctionResponse, "test_state"): test_state}
 
@@ -573,13 +544,7 @@ def _may_reveal_secrets(rt: Runtime, region: str) -> None:
         return  # the administrator (or the cloud's IAM is off)
     decision = rt.authorizer.check(caller, need, region, secure=True)
     if not decision.allowed:
-        raise TestStateError("AccessDeniedException", denial_message(caller, need, decision))
-
-
-def _error_response(exc: TestStateError) -> Any:
-    from moto.core.exceptions import JsonRESTError
-
-    raise JsonRESTError(exc.code, exc.message)
+        raise JsonRESTError("AccessDeniedException", denial_message(caller, need, decision))
 
 
 PATCHES = [

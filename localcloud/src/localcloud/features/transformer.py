@@ -41,23 +41,16 @@ def apply_input_transformer(
     values.setdefault("aws.events.event.json", event)
     template: str = transformer["InputTemplate"]
 
-    out: list[str] = []
-    pos = 0
-    for match in _PLACEHOLDER.finditer(template):
-        out.append(template[pos : match.start()])
-        pos = match.end()
-        name = match.group(1)
-        if name not in values:
-            out.append(match.group(0))
-            continue
-        value = values[name]
+    def replace(match: re.Match[str]) -> str:
+        if match.group(1) not in values:
+            return match.group(0)
+        value = values[match.group(1)]
         if _inside_string(template, match.start()):
             text = value if isinstance(value, str) else ("" if value is None else json.dumps(value))
-            out.append(json.dumps(text)[1:-1])
-        else:
-            out.append(json.dumps(value, ensure_ascii=False))
-    out.append(template[pos:])
-    return "".join(out)
+            return json.dumps(text)[1:-1]
+        return json.dumps(value, ensure_ascii=False)
+
+    return _PLACEHOLDER.sub(replace, template)
 
 
 def _inside_string(template: str, index: int) -> bool:

@@ -1,34 +1,25 @@
 """Fix: ``Fn::GetAtt`` answers every attribute CloudFormation documents for the resource types
 in scope, and every created resource has a physical id.
 
-moto's models declare only some of them (``has_cfn_attr``), so a template using one of the
-others fails to deploy with "resource X does not support attribute type Y in Fn::GetAtt",
-where CloudFormation deploys it. Missing in moto 5.2.5, against the CloudFormation User
-Guide's "Return values" of each type:
+moto's models declare only some attributes (``has_cfn_attr``): a template using another failed
+to deploy ("resource X does not support attribute type Y in Fn::GetAtt"). Missing in moto
+5.2.5, against the CloudFormation User Guide's "Return values" of each type:
+``AWS::StepFunctions::StateMachine`` ``Arn`` (how a rule, a schedule, a role's policy or a
+parent workflow names a state machine) and ``StateMachineRevisionId``; ``AWS::SNS::Topic``
+``TopicArn``; ``AWS::SQS::Queue`` ``QueueUrl``; ``AWS::KMS::Key`` ``KeyId``;
+``AWS::IAM::ManagedPolicy`` ``PolicyArn`` (moto's model has no ``get_cfn_attribute``: a role's
+``ManagedPolicyArns: [!GetAtt Own.PolicyArn]`` crashed the deploy with an AttributeError;
+localcloud/tests/test_managed_policies.py). An attribute CloudFormation does not document is
+still refused, with moto's (and CloudFormation's) message.
 
-* ``AWS::StepFunctions::StateMachine``: ``Arn`` (how a rule, a schedule, a role's policy or a
-  parent workflow names a state machine) and ``StateMachineRevisionId``;
-* ``AWS::SNS::Topic``: ``TopicArn``; ``AWS::SQS::Queue``: ``QueueUrl``; ``AWS::KMS::Key``:
-  ``KeyId``.
-
-Physical ids (``Ref``, DescribeStackResources) that moto's models lack:
-``AWS::Events::EventBus`` (``Ref`` is its name; moto returned the model object, and a rule on
-``!Ref MyBus`` crashed with "'EventBus' object has no attribute 'split'"), and
-``AWS::Lambda::Version`` (``Ref`` is the version's ARN, which SAM's ``AutoPublishAlias`` gives
-its alias), ``AWS::Lambda::Permission`` (every SAM event source that invokes a function: S3, SNS,
-schedules, rules; listed without one). CloudFormation's id of a permission is its statement
-id; here the logical id names it. And a permission on a qualified function ARN (the alias SAM's
+Physical ids (``Ref``, DescribeStackResources) moto's models lack: ``AWS::Events::EventBus``
+(its name; moto returned the model object, and a rule on ``!Ref MyBus`` crashed with
+"'EventBus' object has no attribute 'split'"), ``AWS::Lambda::Version`` (its ARN, which SAM's
+``AutoPublishAlias`` gives its alias), ``AWS::Lambda::Permission`` (every SAM event source that
+invokes a function: S3, SNS, schedules, rules; listed without one; CloudFormation's id is its
+statement id, here the logical id). A permission on a qualified function ARN (the alias SAM's
 ``AutoPublishAlias`` makes) is the alias's, as AddPermission with a Qualifier: moto gave it to
 the unqualified function, so SNS or S3 could not invoke the alias.
-
-``AWS::IAM::ManagedPolicy``'s ``PolicyArn`` (moto's model has no ``get_cfn_attribute``: a
-role's ``ManagedPolicyArns: [!GetAtt Own.PolicyArn]`` crashed the deploy with an
-AttributeError; localcloud/tests/test_managed_policies.py).
-
-An attribute CloudFormation does not document is still refused, with moto's (and
-CloudFormation's) message.
-
-Regression test: localcloud/tests/test_cloudformation_attributes.py.
 """
 
 from __future__ import annotations
@@ -36,10 +27,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.awslambda.models import LambdaVersion, Permission
 from moto.awslambda.utils import get_backend
+from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
 from moto.events.models import EventBus
 from moto.iam.models import ManagedPolicy
 from moto.kms.models import Key
@@ -48,9 +40,7 @@ from moto.sqs.models import Queue
 from moto.stepfunctions.models import StateMachine
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["ADDED", "PATCHES"]
 
@@ -68,7 +58,15 @@ ADDED: dict[Any, dict[str, Callable[[Any], Any]]] = {
     Queue: {"QueueUrl": lambda q: q.physical_resource_id},
     Key: {"KeyId": lambda k: k.id},
 }
-_VERSION_ATTRIBUTES = {"Version": lambda v: v.version, "FunctionArn": lambda v: v.arn}
+
+
+def _only(attributes: dict[str, Callable[[Any], Any]]) -> Callable[[Any, str], Any]:
+    def get_cfn_attribute(self: Any, attr: str) -> Any:
+        if attr not in attributes:
+            raise UnformattedGetAttTemplateException()
+        return attributes[attr](self)
+
+    return get_cfn_attribute
 
 
 def _build(rt: Runtime) -> Targets:
@@ -98,24 +96,8 @@ def _build_ids(rt: Runtime) -> Targets:
         created.arn = f"{function.function_arn}:{created.version}"
         return created
 
-    def version_attribute(self: Any, attr: str) -> Any:
-        from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
-
-        if attr not in _VERSION_ATTRIBUTES:
-            raise UnformattedGetAttTemplateException()
-        return _VERSION_ATTRIBUTES[attr](self)
-
-    def policy_attribute(self: Any, attr: str) -> Any:
-        from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
-
-        if attr != "PolicyArn":
-            raise UnformattedGetAttTemplateException()
-        return self.arn
-
     def permission(cls: Any, name: str, cloudformation_json: Any, account: str, region: str,
                    **kw: Any) -> Any:  # fmt: skip
-        """AddPermission, on the alias or version a qualified FunctionName names (SAM's
-        AutoPublishAlias points event sources at the alias): moto's applies it to $LATEST."""
         props = cloudformation_json["Properties"]
         function, qualifier = str(props["FunctionName"]), None
         if function.startswith("arn:") and function.count(":") == 7:
@@ -129,10 +111,12 @@ def _build_ids(rt: Runtime) -> Targets:
         (EventBus, "physical_resource_id"): property(lambda bus: bus.name),
         (LambdaVersion, "physical_resource_id"): property(lambda version: version.arn),
         (LambdaVersion, "create_from_cloudformation_json"): classmethod(version),
-        (LambdaVersion, "get_cfn_attribute"): version_attribute,
+        (LambdaVersion, "get_cfn_attribute"): _only(
+            {"Version": lambda v: v.version, "FunctionArn": lambda v: v.arn}
+        ),
         (Permission, "physical_resource_id"): property(lambda p: p.logical_id),
         (Permission, "create_from_cloudformation_json"): classmethod(permission),
-        (ManagedPolicy, "get_cfn_attribute"): policy_attribute,
+        (ManagedPolicy, "get_cfn_attribute"): _only({"PolicyArn": lambda p: p.arn}),
     }
 
 

@@ -1,28 +1,22 @@
 """Fix: a stack's SSM parameter keeps its name; the value it resolved to is ``ResolvedValue``.
 
 A parameter of type ``AWS::SSM::Parameter::Value<...>`` names an SSM parameter. CloudFormation
-keeps that name as the stack's parameter value, shows the value it read as ``ResolvedValue``
-(DescribeStacks), and an update that keeps it (``UsePreviousValue``, what ``sam deploy`` sends
-for every parameter it does not override) reads the named parameter again. moto keeps only the
-resolved value, so that update looked up an SSM parameter named after the value (the layer ARN
-the Powertools parameter holds): "parameter not found", and every second ``sam deploy`` of a
-template with one failed. ``Stack.stack_parameters`` (what UsePreviousValue and the "no
-updates" check read) gives the name; DescribeStacks gives the name and ``ResolvedValue``.
-
-Regression test: localcloud/tests/test_stack_updates.py::
-test_an_ssm_parameter_kept_by_an_update_is_read_again.
+keeps that name as the stack's parameter value (DescribeStacks; ``Stack.stack_parameters``, what
+UsePreviousValue and the "no updates" check read), and an update that keeps it
+(``UsePreviousValue``, what ``sam deploy`` sends for every parameter it does not override) reads
+the named parameter again. moto keeps only the resolved value, so that update looked up an SSM
+parameter named after the value (the layer ARN the Powertools parameter holds): "parameter not
+found", and every second ``sam deploy`` of a template with one failed.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.cloudformation.models import Stack
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -66,10 +60,9 @@ PATCHES = [
     Patch(
         name="cloudformation-ssm-parameter-values",
         kind=Kind.FIX,
-        reason="A stack's SSM-typed parameter keeps the parameter's name (DescribeStacks: "
-        "ParameterValue, and ResolvedValue the value read), so an update with "
-        "UsePreviousValue reads the named parameter again (moto: the resolved value, looked "
-        "up as a name: every second sam deploy of such a template failed).",
+        reason="A stack's SSM-typed parameter keeps its name (ResolvedValue: the value read), so "
+        "UsePreviousValue reads it again (moto: every second sam deploy of such a template "
+        "failed).",
         test="localcloud/tests/test_stack_updates.py::"
         "test_an_ssm_parameter_kept_by_an_update_is_read_again",
         build=_build,

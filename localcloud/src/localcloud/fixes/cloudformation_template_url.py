@@ -8,14 +8,11 @@ endpoint, the SAM CLI and the AWS CLI build the path-style URL on the endpoint
 (``http://127.0.0.1:4566/<bucket>/<key>``): moto took ``127`` for the bucket (NoSuchBucket), and
 ignored the version. A URL whose object does not exist is refused as CloudFormation refuses
 it (ValidationError "S3 error: ...").
-
-Regression test:
-localcloud/tests/test_sam_cli_deploy.py::test_a_template_url_on_the_local_endpoint_is_read.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 from moto.cloudformation.exceptions import ValidationError
@@ -23,9 +20,7 @@ from moto.cloudformation.responses import CloudFormationResponse
 from moto.s3.models import s3_backends
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "s3_location"]
 
@@ -36,8 +31,7 @@ def s3_location(url: str) -> tuple[str, str, str | None]:
     """(bucket, key, version id) of an S3 object URL; ValidationError if it is none."""
     parts = urlparse(url)
     host, path = (parts.hostname or "").lower(), unquote(parts.path).lstrip("/")
-    versions = parse_qs(parts.query).get("versionId") or []
-    version = versions[0] if versions else None
+    version = next(iter(parse_qs(parts.query).get("versionId", [])), None)
     path_style = host in _LOCAL or host.startswith(("s3.", "s3-")) or host == "s3.amazonaws.com"
     if path_style and "/" in path:
         bucket, key = path.split("/", 1)
@@ -46,7 +40,7 @@ def s3_location(url: str) -> tuple[str, str, str | None]:
     elif host.endswith(".localhost"):
         bucket, key = host[: -len(".localhost")], path
     else:
-        raise ValidationError(message="TemplateURL must be a supported URL.")
+        bucket = key = ""
     if not bucket or not key:
         raise ValidationError(message="TemplateURL must be a supported URL.")
     return bucket, key, version

@@ -1,31 +1,16 @@
-"""Fixes: a stack update (UpdateStack, an UPDATE change set) as CloudFormation makes it.
+"""Fixes: a stack update (UpdateStack, an UPDATE change set) and deletion as CloudFormation
+makes them; each patch's reason says what it fixes.
 
-* ``cloudformation-update-order``: moto's ``ResourceMap.update`` removes the resources the new
-  template drops, then creates every added resource, then updates every changed one. A
-  resource added that references a changed one (SAM's new ``AWS::Lambda::Version`` of a
-  function whose code changed) is then made from the old state (the version publishes the old
-  code). CloudFormation creates and updates in dependency order (Ref, Fn::GetAtt, Fn::Sub,
-  DependsOn), updates what references a replaced resource with the new one (a rule's target,
-  a role's policy), and removes what the template dropped last, in its cleanup phase. A
-  resource whose ``Condition`` is false is neither made nor updated (moto updated it from
-  nothing: "'NoneType' object has no attribute 'delete'"); one whose condition turns false
-  is removed, one whose condition turns true is made.
-* ``cloudformation-delete-order``: a stack is deleted dependents first (reverse dependency
-  order), as CloudFormation deletes it; moto deleted in set order, and a queue's policy whose
-  queue went first failed the whole DeleteStack (QueueDoesNotExist).
-* ``cloudformation-update-retains``: a resource the new template drops whose
-  ``DeletionPolicy`` is ``Retain`` (or ``RetainExceptOnCreate``) is kept, as CloudFormation
-  keeps it: SAM's versions (``AutoPublishAlias``) outlive the update that replaces them.
-  moto deletes it (it honours the policy only when the stack is deleted).
-* ``cloudformation-update-roles``: an IAM role's update applies its trust policy, inline
-  ``Policies``, ``Description`` and ``MaxSessionDuration``; moto updated the description only
-  (and read the duration from ``RoleDescription``), so a policy naming a replaced resource kept
-  the old one.
-* ``cloudformation-update-inline-code``: an ``AWS::Lambda::Function`` whose ``Code.ZipFile``
-  (inline code, plain text) changes is updated with that code, as on create; moto decodes it
-  as base64 and fails the update.
-
-Regression tests: localcloud/tests/test_stack_updates.py.
+``cloudformation-update-order``: moto's ``ResourceMap.update`` removes the resources the new
+template drops, then creates every added resource, then updates every changed one. A resource
+added that references a changed one (SAM's new ``AWS::Lambda::Version`` of a function whose code
+changed) is then made from the old state (the version publishes the old code). CloudFormation
+creates and updates in dependency order (Ref, Fn::GetAtt, Fn::Sub, DependsOn), updates what
+references a replaced resource with the new one (a rule's target, a role's policy), and
+removes what the template dropped last, in its cleanup phase. A resource whose ``Condition``
+is false is neither made nor updated (moto updated it from nothing: "'NoneType' object has no
+attribute 'delete'"); one whose condition turns false is removed, one whose condition turns
+true is made.
 """
 
 from __future__ import annotations
@@ -33,7 +18,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.awslambda.models import LambdaFunction
 from moto.cloudformation.parsing import ResourceMap, parse_and_update_resource
@@ -41,10 +26,8 @@ from moto.iam.models import Role, iam_backends
 from moto.utilities.utils import get_partition
 
 from localcloud.patching import Kind, Patch, Targets
+from localcloud.runtime import Runtime
 from localcloud.stack.dependencies import dependencies
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -82,51 +65,45 @@ def _conditioned(
     return changes
 
 
-def _update(
-    rt: Runtime, self: ResourceMap, template: dict[str, Any], parameters: Any = None
-) -> None:
-    diff = self.build_resource_diff(template, parameters)
-    previous = {"Resources": self._resource_json_map}
-    self._template = template
-    if parameters:
-        self.input_parameters = parameters
-    self.load_mapping()
-    self.load_parameters()
-    self.load_conditions()
-    self._resource_json_map = template["Resources"]
-    changes = _conditioned(self, template, diff, previous)
-    needs = dependencies(template)
-    for name in _dependency_order(template["Resources"], template):
-        if name not in changes:
-            continue
-        if changes[name] == "Add":
-            _ = self[name]  # moto's way to create a resource (and what it references)
-            continue
-        resource = self._resource_json_map[name]
-        before = getattr(self._parsed_resources.get(name), "physical_resource_id", None)
-        try:
-            changed = parse_and_update_resource(
-                name, resource, self, account_id=self._account_id, region_name=self._region_name
-            )
-        except Exception as exc:  # reported by logical id, as CloudFormation's events do
-            rt.deploy_report.failures.append((name, resource.get("Type", ""), str(exc)))
-            raise
-        if changed is not None:
-            self._parsed_resources[name] = changed
-            if getattr(changed, "physical_resource_id", before) != before:  # replaced: what
-                for dependent, on in needs.items():  # names it is updated with the new one
-                    if name in on:
-                        changes.setdefault(dependent, "Modify")
-    # cleanup: what the template dropped, those that depend on others first
-    for name in reversed(_dependency_order(diff["Remove"], previous)):
-        resource = self._parsed_resources.pop(name, None)
-        if resource is not None:
-            self._delete_resource(resource, previous["Resources"][name])
-
-
 def _build_order(rt: Runtime) -> Targets:
     def update(self: ResourceMap, template: dict[str, Any], parameters: Any = None) -> None:
-        _update(rt, self, template, parameters)
+        diff = self.build_resource_diff(template, parameters)
+        previous = {"Resources": self._resource_json_map}
+        self._template = template
+        if parameters:
+            self.input_parameters = parameters
+        self.load_mapping()
+        self.load_parameters()
+        self.load_conditions()
+        self._resource_json_map = template["Resources"]
+        changes = _conditioned(self, template, diff, previous)
+        needs = dependencies(template)
+        for name in _dependency_order(template["Resources"], template):
+            if name not in changes:
+                continue
+            if changes[name] == "Add":
+                _ = self[name]  # moto's way to create a resource (and what it references)
+                continue
+            resource = self._resource_json_map[name]
+            before = getattr(self._parsed_resources.get(name), "physical_resource_id", None)
+            try:
+                changed = parse_and_update_resource(
+                    name, resource, self, account_id=self._account_id, region_name=self._region_name
+                )
+            except Exception as exc:  # reported by logical id, as CloudFormation's events do
+                rt.deploy_report.failures.append((name, resource.get("Type", ""), str(exc)))
+                raise
+            if changed is not None:
+                self._parsed_resources[name] = changed
+                if getattr(changed, "physical_resource_id", before) != before:  # replaced: what
+                    for dependent, on in needs.items():  # names it is updated with the new one
+                        if name in on:
+                            changes.setdefault(dependent, "Modify")
+        # cleanup: what the template dropped, those that depend on others first
+        for name in reversed(_dependency_order(diff["Remove"], previous)):
+            resource = self._parsed_resources.pop(name, None)
+            if resource is not None:
+                self._delete_resource(resource, previous["Resources"][name])
 
     return {(ResourceMap, "update"): update}
 
@@ -146,8 +123,6 @@ _DELETE = ResourceMap.delete
 
 
 def _delete(self: ResourceMap) -> None:
-    """A stack's resources deleted dependents first (a queue's policy before the queue), then
-    what is left as moto deletes it (its retries; retained resources skipped)."""
     template = {"Resources": self._resource_json_map}
     for name in reversed(_dependency_order(list(self._resource_json_map), template)):
         resource, resource_json = self._parsed_resources.get(name), self._resource_json_map[name]
@@ -156,7 +131,7 @@ def _delete(self: ResourceMap) -> None:
         if resource_json.get("DeletionPolicy") != "Retain":
             self._delete_resource(resource, resource_json)
             self._parsed_resources.pop(name)
-    _DELETE(self)
+    _DELETE(self)  # what is left, as moto deletes it (its retries; retained resources skipped)
 
 
 def _build_delete_order(rt: Runtime) -> Targets:
@@ -242,9 +217,10 @@ PATCHES = [
     Patch(
         name="cloudformation-delete-order",
         kind=Kind.FIX,
-        reason="A stack is deleted dependents first, as CloudFormation deletes it (moto: in "
-        "any order, so a queue went before its QueuePolicy, a schedule group before its "
-        "schedule, and the stack ended DELETE_FAILED on the dependent's error).",
+        reason="A stack is deleted dependents first (reverse dependency order), as "
+        "CloudFormation deletes it (moto: in any order, so a queue went before its QueuePolicy "
+        "(QueueDoesNotExist), a schedule group before its schedule, and the stack ended "
+        "DELETE_FAILED on the dependent's error).",
         test=_TESTS + "test_a_stack_is_deleted_dependents_first",
         build=_build_delete_order,
         upstream="not reported yet (moto cloudformation/parsing.py ResourceMap.delete)",
@@ -252,9 +228,10 @@ PATCHES = [
     Patch(
         name="cloudformation-update-retains",
         kind=Kind.FIX,
-        reason="A resource a stack update drops is kept when its DeletionPolicy is Retain, as "
-        "CloudFormation keeps it (moto deletes it; it honours the policy on stack deletion "
-        "only).",
+        reason="A resource a stack update drops is kept when its DeletionPolicy is Retain (or "
+        "RetainExceptOnCreate), as CloudFormation keeps it: SAM's AutoPublishAlias versions "
+        "outlive the update that replaces them (moto deletes it; it honours the policy on "
+        "stack deletion only).",
         test=_TESTS + "test_a_retained_resource_outlives_the_update",
         build=_build_retains,
         upstream="not reported yet (moto ResourceMap.update deletes every removed resource)",
@@ -264,7 +241,8 @@ PATCHES = [
         kind=Kind.FIX,
         reason="A stack update of an IAM role applies its trust policy, inline Policies, "
         "Description and MaxSessionDuration (moto updates the description only, and reads the "
-        "session duration from RoleDescription).",
+        "session duration from RoleDescription: a policy naming a replaced resource kept the "
+        "old one).",
         test=_TESTS + "test_a_replaced_resource_is_named_anew_by_what_references_it",
         build=_build_roles,
         upstream="not reported yet (moto iam/models.py Role.update_from_cloudformation_json)",
@@ -273,7 +251,7 @@ PATCHES = [
         name="cloudformation-update-inline-code",
         kind=Kind.FIX,
         reason="A stack update of a function's inline code (Code.ZipFile, plain text) updates "
-        "the function as create does (moto decodes it as base64 and fails).",
+        "the function as create does (moto decodes it as base64 and fails the update).",
         test=_TESTS + "test_inline_code_changes_in_an_update",
         build=_build_inline_code,
         upstream="not reported yet (moto LambdaFunction.update_from_cloudformation_json)",

@@ -8,21 +8,16 @@ alarm "overwrites the previous configuration" but leaves its state alone (CloudW
 Reference, PutMetricAlarm). It matters for what operators see (doctor's alarm summary) and
 for alarm actions: the first evaluation of a freshly deployed alarm is a change from
 INSUFFICIENT_DATA, which runs its OKActions.
-
-Regression test: tests/e2e/test_localcloud_fidelity.py
-::test_a_new_alarm_has_insufficient_data_and_an_update_keeps_its_state.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.cloudwatch.models import CloudWatchBackend
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

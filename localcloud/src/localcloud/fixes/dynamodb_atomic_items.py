@@ -5,23 +5,18 @@ moto reads the item, checks the condition and writes without a lock
 ``attribute_not_exists(pk)``: two executions claiming one object version, which DynamoDB
 never allows. Every item and table-read operation of the backend runs under one lock here,
 as one request at a time per item does on DynamoDB.
-
-Regression test:
-tests/e2e/test_localcloud_moto_speedups.py::test_conditional_writes_are_atomic_under_concurrency.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.dynamodb.models import DynamoDBBackend
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

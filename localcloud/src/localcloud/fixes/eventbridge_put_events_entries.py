@@ -5,57 +5,38 @@ moto accepts any source. AWS rejects an entry whose source starts with ``aws.`` 
 redrive that replays an S3 event as ``aws.s3`` must see that, not a silent success. Entry
 faults (``Faults.fail_put_events_entries``) are applied here too, before moto handles the
 rest of the entries.
-
-Regression test: tests/e2e/test_event_graph.py::test_put_events_rejects_reserved_sources_per_entry.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.events.models import EventsBackend
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
-
 
 _PUT_EVENTS = EventsBackend.put_events
 
 
-def _put_events(
-    rt: Runtime, self: EventsBackend, events: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    if len(events) > 10:
-        return _PUT_EVENTS(self, events)  # moto raises the ValidationException
-    entries: list[dict[str, Any]] = []
-    for entry in events:
-        source = str(entry.get("Source") or "")
-        if source.startswith("aws."):
-            entries.append(
-                {
-                    "ErrorCode": "NotAuthorizedForSourceException",
-                    "ErrorMessage": "Not authorized for the source.",
-                }
-            )
-            continue
-        injected = rt.faults.take_entry()
-        if injected is not None:
-            entries.append(
-                {"ErrorCode": injected, "ErrorMessage": f"Injected entry failure: {injected}"}
-            )
-            continue
-        (result,) = _PUT_EVENTS(self, [entry])
-        entries.append(result)
-    return entries
-
-
 def _build_put_events(rt: Runtime) -> Targets:
     def put_events(self: EventsBackend, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return _put_events(rt, self, events)
+        if len(events) > 10:
+            return _PUT_EVENTS(self, events)  # moto raises the ValidationException
+        entries: list[dict[str, Any]] = []
+        for entry in events:
+            if str(entry.get("Source") or "").startswith("aws."):
+                code, message = "NotAuthorizedForSourceException", "Not authorized for the source."
+            elif (injected := rt.faults.take_entry()) is not None:
+                code, message = injected, f"Injected entry failure: {injected}"
+            else:
+                (result,) = _PUT_EVENTS(self, [entry])
+                entries.append(result)
+                continue
+            entries.append({"ErrorCode": code, "ErrorMessage": message})
+        return entries
 
     return {(EventsBackend, "put_events"): put_events}
 

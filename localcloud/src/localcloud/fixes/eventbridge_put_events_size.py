@@ -13,37 +13,29 @@ accepted, one byte more fails the whole call, nothing is put: HTTP 400
 moto 5.2 (events/responses.py ``EventsHandler.put_events``) has no size check at all. The
 check is made here, at the API, so only PutEvents callers see it (moto's own S3 -> EventBridge
 notifications call the backend).
-
-Regression test: localcloud/tests/test_quotas.py
-::test_put_events_refuses_entries_over_the_quota
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.events.exceptions import ValidationException
 from moto.events.responses import EventsHandler
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["MAX_ENTRIES_BYTES", "PATCHES", "entry_size"]
 
 MAX_ENTRIES_BYTES = 1024 * 1024  # 1048576
 
 
-def _utf8(value: Any) -> int:
-    return len(value.encode("utf-8")) if isinstance(value, str) else 0
-
-
 def entry_size(entry: dict[str, Any]) -> int:
     """A PutEventsRequestEntry's size as EventBridge calculates it."""
-    size = 14 if entry.get("Time") is not None else 0
-    size += sum(_utf8(entry.get(key)) for key in ("Source", "DetailType", "Detail"))
-    return size + sum(_utf8(resource) for resource in entry.get("Resources") or [])
+    texts = [entry.get(key) for key in ("Source", "DetailType", "Detail")]
+    texts += entry.get("Resources") or []
+    size = sum(len(text.encode("utf-8")) for text in texts if isinstance(text, str))
+    return size + (14 if entry.get("Time") is not None else 0)
 
 
 def _build(rt: Runtime) -> Targets:

@@ -2,46 +2,30 @@
 
 moto's handler returns nothing (``EventsBackend.test_event_pattern`` raises
 NotImplementedError). It is answered with moto's own rule matcher (``EventPattern``: prefix,
-suffix, anything-but, exists, numeric, equals-ignore-case, wildcard, cidr, $or), after the
-checks AWS documents: the pattern must be valid, and the event must carry id, account,
+suffix, anything-but, exists, numeric, equals-ignore-case, wildcard, cidr, $or), the one the
+local rules route with, so TestEventPattern and delivery agree; after the checks AWS
+documents: the pattern must be valid, and the event must be a JSON object with id, account,
 source, time, region, resources and detail-type (EventBridge API Reference,
 TestEventPattern). The redrive tool checks routes with it before it sends anything.
-
-Regression tests: tests/e2e/test_localcloud_fidelity_event_patterns.py.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
-from moto.core.exceptions import JsonRESTError
-from moto.events.exceptions import InvalidEventPatternException
+from moto.events.exceptions import InvalidEventPatternException, ValidationException
 from moto.events.models import EventPattern, EventPatternParser
 from moto.events.responses import EventsHandler
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
 _REQUIRED_EVENT_FIELDS = ("id", "account", "source", "time", "region", "resources", "detail-type")
 
 
-class _ValidationException(JsonRESTError):
-    def __init__(self, message: str) -> None:
-        super().__init__("ValidationException", message)
-
-
 def _test_event_pattern(self: EventsHandler) -> str:
-    """moto's handler returns nothing (its backend raises NotImplementedError). AWS checks
-    the pattern (InvalidEventPatternException) and that the event is a JSON object with id,
-    account, source, time, region, resources and detail-type (ValidationException "Parameter
-    Event is not valid."), then answers {"Result": bool} (EventBridge API Reference,
-    TestEventPattern). The match is moto's ``EventPattern``, the matcher the local rules
-    route with, so TestEventPattern and delivery agree."""
     raw_pattern = self._get_param("EventPattern")
     raw_event = self._get_param("Event")
     try:
@@ -54,9 +38,9 @@ def _test_event_pattern(self: EventsHandler) -> str:
     try:
         event = json.loads(raw_event or "")
     except ValueError:
-        raise _ValidationException("Parameter Event is not valid.") from None
+        raise ValidationException("Parameter Event is not valid.") from None
     if not isinstance(event, dict) or any(f not in event for f in _REQUIRED_EVENT_FIELDS):
-        raise _ValidationException("Parameter Event is not valid.")
+        raise ValidationException("Parameter Event is not valid.")
     return json.dumps({"Result": pattern.matches_event(event)})
 
 

@@ -4,22 +4,17 @@ CloudFormation passes ``KeyPolicy`` (an object in the template) to CreateKey as 
 document. moto's ``Key.create_from_cloudformation_json`` stores the object itself, and every
 KMS call that validates the key's policy (DescribeKey, GetKeyPolicy, ...) then fails inside
 moto with ``TypeError: the JSON object must be str`` instead of answering.
-
-Regression test: localcloud/tests/test_cloudformation_attributes.py
-::test_documented_attributes_resolve.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.kms.models import Key
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

@@ -22,15 +22,12 @@ moto 5.2 (awslambda/responses.py ``LambdaResponse.invoke``) accepts any request 
 replaces a response whose ``sys.getsizeof`` exceeds 6,000,000 (so a valid 6.1 MB response
 fails locally; getmoto/moto#3988, PR #4763). This replaces that method with moto's own
 logic and AWS's three checks; Step Functions' lambda:invoke calls come through it too.
-
-Regression test: localcloud/tests/test_quotas.py
-::test_invoke_refuses_requests_and_responses_over_the_quotas
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote
 
 from moto.awslambda.responses import LambdaResponse
@@ -38,9 +35,7 @@ from moto.core.exceptions import JsonRESTError
 from moto.utilities.aws_headers import amz_crc32
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["MAX_ASYNC_REQUEST_BYTES", "MAX_RESPONSE_BYTES", "MAX_SYNC_REQUEST_BYTES", "PATCHES"]
 
@@ -69,13 +64,12 @@ def _size(data: Any) -> int:
 
 def _check_request(invocation_type: str | None, body: Any) -> None:
     size = _size(body)
-    if invocation_type == "Event":
-        if size > MAX_ASYNC_REQUEST_BYTES:
-            raise RequestEntityTooLarge(
-                f"{size} byte payload is too large for the Event invocation type "
-                f"(limit {MAX_ASYNC_REQUEST_BYTES} bytes)"
-            )
-    elif size > MAX_SYNC_REQUEST_BYTES:
+    if invocation_type == "Event" and size > MAX_ASYNC_REQUEST_BYTES:
+        raise RequestEntityTooLarge(
+            f"{size} byte payload is too large for the Event invocation type "
+            f"(limit {MAX_ASYNC_REQUEST_BYTES} bytes)"
+        )
+    if invocation_type != "Event" and size > MAX_SYNC_REQUEST_BYTES:
         raise RequestEntityTooLarge(
             f"Request must be smaller than {MAX_SYNC_REQUEST_BYTES} bytes for the "
             "InvokeFunction operation"
@@ -84,7 +78,6 @@ def _check_request(invocation_type: str | None, body: Any) -> None:
 
 @amz_crc32  # type: ignore[untyped-decorator]
 def _invoke(self: LambdaResponse) -> tuple[int, dict[str, str], str | bytes]:
-    """moto's ``LambdaResponse.invoke`` with AWS's request and response quotas."""
     invocation_type = self.headers.get("X-Amz-Invocation-Type")
     _check_request(invocation_type, self.body)
     response_headers: dict[str, str] = {}
@@ -100,12 +93,10 @@ def _invoke(self: LambdaResponse) -> tuple[int, dict[str, str], str | bytes]:
         response_headers["x-amz-function-error"] = "Unhandled"
     response_headers["Content-Length"] = str(_size(payload))
     response_headers["content-type"] = "application/json"
-    if invocation_type == "Event":
-        response_headers["status"] = "202"
-        return 202, response_headers, payload
-    if invocation_type == "DryRun":
-        response_headers["status"] = "204"
-        return 204, response_headers, payload
+    status = {"Event": 202, "DryRun": 204}.get(invocation_type or "")
+    if status is not None:
+        response_headers["status"] = str(status)
+        return status, response_headers, payload
     if self.headers.get("X-Amz-Log-Type") != "Tail":
         response_headers.pop("x-amz-log-result", None)
     # AWS: "X-Amz-Executed-Version: the version of the function that executed" ($LATEST, or

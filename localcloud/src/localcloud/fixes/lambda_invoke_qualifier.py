@@ -4,21 +4,16 @@ moto's ``LambdaResponse.invoke`` reads the parameter as ``qualifier`` where the 
 every SDK) sends ``Qualifier``, so it always got None: ``aws lambda invoke --qualifier dev``
 ran ``$LATEST``, a version that does not exist was not refused, and a durable or versioned
 function could not be invoked by version. Lambda's responses read it by its name.
-
-Regression test:
-localcloud/tests/test_stack_updates.py::test_a_retained_version_outlives_the_update.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.awslambda.responses import LambdaResponse
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

@@ -6,20 +6,16 @@ response), and for an asynchronous invocation the id its later log and destinati
 moto's responses (core/responses.py ``_enrich_response``) replace every request id with a
 random one of their own. The local cloud's invocations name theirs in ``x-amzn-RequestId``
 (features/lambda_runtime.py, lambda_async.py); this keeps it.
-
-Regression test: localcloud/tests/test_lambda_logs.py::test_invokes_request_id_is_the_invocations.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.awslambda.responses import LambdaResponse
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

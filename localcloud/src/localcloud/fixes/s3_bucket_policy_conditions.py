@@ -7,20 +7,16 @@ asks ``FakeBucket.get_permission``, whose evaluator (iam/access_control.py) igno
 HTTPS. On AWS it denies only plain-HTTP requests. The local cloud's IAM
 (iam/enforcement.py) evaluates bucket policies with their conditions for every principal, so
 moto's partial check answers "no opinion" here instead of a wrong "denied".
-
-Regression test: a bucket with the TLS-only policy accepts a PutObject over HTTPS.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.s3.models import FakeBucket
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

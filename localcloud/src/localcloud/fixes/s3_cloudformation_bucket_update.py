@@ -6,21 +6,16 @@ so a template bucket with a generated name (the usual case) failed the whole upd
 ``KeyError: 'BucketName'`` and the stack rolled back (seen on the second ``sam deploy`` of a
 stack whose buckets have Tags). The update is given the bucket's own name when the template
 has none (on a copy: the stack's template is not changed).
-
-Regression test: localcloud/tests/test_stack_updates.py::
-test_a_generated_name_bucket_has_its_tags_updated.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.s3.models import FakeBucket
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -34,10 +29,9 @@ def _update(  # noqa: PLR0917 - moto's signature
     properties = dict(cloudformation_json.get("Properties") or {})
     properties.setdefault("BucketName", original_resource.name)
     named = {**cloudformation_json, "Properties": properties}
-    updated: FakeBucket = _UPDATE(
+    return _UPDATE(  # type: ignore[no-any-return]
         cls, original_resource, new_resource_name, named, account_id, region_name
     )
-    return updated
 
 
 def _build(rt: Runtime) -> Targets:

@@ -4,22 +4,17 @@ moto honours ``If-None-Match: *`` on CompleteMultipartUpload but not ``If-Match`
 completes the upload only while the object's ETag is the one given, and answers 412
 PreconditionFailed otherwise (S3 User Guide, "Conditional writes"). The pipeline's
 newest-version-wins write of a large output relies on it.
-
-Regression test:
-tests/e2e/test_localcloud_fidelity.py::test_complete_multipart_upload_honours_if_match.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.s3.exceptions import MissingKey, PreconditionFailed
 from moto.s3.responses import S3Response
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -34,9 +29,6 @@ def _key_response_post(  # noqa: PLR0917 - moto's signature
     query: dict[str, Any],
     key_name: str,
 ) -> Any:
-    """moto honours If-None-Match on CompleteMultipartUpload but not If-Match; AWS answers
-    412 PreconditionFailed unless the current object's ETag matches (S3 User Guide,
-    "Conditional writes")."""
     if_match = self.headers.get("If-Match")
     if query.get("uploadId") and if_match:
         current = self.backend.get_object(bucket_name, key_name)

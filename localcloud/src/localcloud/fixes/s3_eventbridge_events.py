@@ -8,8 +8,6 @@ AWS: a unique id, an ISO ``time``, ``etag``, an increasing ``sequencer`` per key
 Added" only for the tagging API (S3 User Guide, "EventBridge event message structure").
 The event then goes through the rules as any other (moto's ``Rule.send_to_targets``, which
 the rule-delivery feature replaces).
-
-Regression test: tests/e2e/test_event_graph.py::test_s3_sends_the_event_types_aws_sends.
 """
 
 from __future__ import annotations
@@ -18,29 +16,20 @@ import datetime as dt
 import itertools
 import threading
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.events import models as events_models
 from moto.s3 import notifications as s3_notifications
 from moto.s3.responses import S3Response
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "next_sequencer"]
 
-
 _PUT_OBJECT_TAGGING = S3Response.put_object_tagging
 _sequencer = itertools.count(0x0062F0F0A0000000)
-
-
-def next_sequencer() -> str:
-    """An S3 event's ``sequencer``: increasing across the process's events (hex, 16 digits)."""
-    return f"{next(_sequencer):016X}"
-
-
+_tagging_api = threading.local()  # .active: inside a PutObjectTagging request
 _S3_REASONS = {
     "Put": "PutObject",
     "Post": "PostObject",
@@ -49,13 +38,14 @@ _S3_REASONS = {
 }
 
 
-_tagging_api = threading.local()  # .active: inside a PutObjectTagging request
+def next_sequencer() -> str:
+    """An S3 event's ``sequencer``: increasing across the process's events (hex, 16 digits)."""
+    return f"{next(_sequencer):016X}"
 
 
 def _put_object_tagging(self: S3Response) -> Any:
-    """moto tags every new object (also on PutObject, CopyObject and multipart completion)
-    through the backend method that sends "Object Tags Added". On AWS only the tagging
-    API sends it, so only that request is marked as sending it."""
+    """moto tags every new object through the backend method that sends "Object Tags Added":
+    only the tagging API's request is marked as sending it."""
     _tagging_api.active = True
     try:
         return _PUT_OBJECT_TAGGING(self)
@@ -63,9 +53,7 @@ def _put_object_tagging(self: S3Response) -> Any:
         _tagging_api.active = False
 
 
-def _s3_event_bridge_message(
-    rt: Runtime, account_id: str, bucket: Any, event_name: str, key: Any
-) -> None:
+def _send_event_bridge_message(account_id: str, bucket: Any, event_name: str, key: Any) -> None:
     try:
         detail_type = s3_notifications._detail_type(event_name)
     except ValueError:
@@ -110,11 +98,8 @@ def _s3_event_bridge_message(
 
 
 def _build_s3_events(rt: Runtime) -> Targets:
-    def send_event_bridge_message(account_id: str, bucket: Any, event_name: str, key: Any) -> None:
-        _s3_event_bridge_message(rt, account_id, bucket, event_name, key)
-
     return {
-        (s3_notifications, "_send_event_bridge_message"): send_event_bridge_message,
+        (s3_notifications, "_send_event_bridge_message"): _send_event_bridge_message,
         (S3Response, "put_object_tagging"): _put_object_tagging,
     }
 

@@ -7,8 +7,6 @@ x-amz-delete-marker: true in the response" (GetObject, API reference). A client 
 that was deleted, whose older versions may still matter, from one that never existed without
 listing its versions. moto adds the headers to HeadObject only (s3/responses.py
 ``head_object``); its GetObject answers a bare NoSuchKey.
-
-Regression test: localcloud/tests/test_s3_delete_marker.py.
 """
 
 from __future__ import annotations
@@ -21,11 +19,10 @@ from moto.s3.models import FakeDeleteMarker
 from moto.s3.responses import S3Response
 
 from localcloud.patching import Kind, Patch, Targets
+from localcloud.runtime import Runtime
 
 if TYPE_CHECKING:
     from moto.core.common_types import TYPE_RESPONSE
-
-    from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

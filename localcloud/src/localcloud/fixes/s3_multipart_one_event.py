@@ -3,24 +3,19 @@
 moto's ``S3Backend.complete_multipart_upload`` stores the object through ``put_object``,
 which sends an ObjectCreated:Put notification, and then sends
 ObjectCreated:CompleteMultipartUpload: two events, so two executions, per upload. AWS sends
-one, reason "CompleteMultipartUpload" (S3 User Guide, "Event notification types"). The inner
-``put_object`` runs with notifications off.
-
-Regression test:
-tests/e2e/test_localcloud_fidelity.py::test_a_multipart_upload_sends_one_object_created_event.
+one, reason "CompleteMultipartUpload" (S3 User Guide, "Event notification types", "Using
+EventBridge"). The inner ``put_object`` runs with notifications off.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.s3.models import S3Backend
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -30,10 +25,6 @@ _completing = threading.local()
 
 
 def _complete_multipart_upload(self: S3Backend, *args: Any, **kwargs: Any) -> Any:
-    """moto stores the completed object through ``put_object`` (an ObjectCreated:Put event)
-    and then sends ObjectCreated:CompleteMultipartUpload. AWS sends one Object Created event,
-    reason CompleteMultipartUpload (S3 User Guide, "Using EventBridge"): the inner
-    ``put_object`` is marked to send nothing."""
     _completing.active = True
     try:
         return _COMPLETE_MULTIPART_UPLOAD(self, *args, **kwargs)
@@ -42,7 +33,6 @@ def _complete_multipart_upload(self: S3Backend, *args: Any, **kwargs: Any) -> An
 
 
 def _put_object(self: S3Backend, *args: Any, **kwargs: Any) -> Any:
-    """moto's ``put_object``, silent while a multipart completion on this thread stores."""
     if getattr(_completing, "active", False):
         kwargs["disable_notification"] = True  # the completion sends the one event
     return _PUT_OBJECT(self, *args, **kwargs)

@@ -4,22 +4,17 @@ moto keeps ``EventBridgeConfiguration`` on PUT but leaves it out of GET, so a
 read-modify-write of the notifications (adding a queue) turns EventBridge delivery off. AWS
 returns the (empty) element while EventBridge delivery is on (S3 API Reference,
 NotificationConfiguration).
-
-Regression test:
-tests/e2e/test_localcloud_fidelity.py::test_adding_a_queue_notification_keeps_eventbridge_delivery_on.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.core.responses import ActionResult
 from moto.s3.responses import S3Response
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -27,13 +22,9 @@ _GET_BUCKET_NOTIFICATION = S3Response.get_bucket_notification
 
 
 def _get_bucket_notification(self: S3Response) -> Any:
-    """moto keeps EventBridgeConfiguration on PUT but leaves it out of GET; AWS returns the
-    (empty) element while EventBridge delivery is on (S3 API Reference,
-    NotificationConfiguration), so a get-modify-put keeps it on."""
-    original = _GET_BUCKET_NOTIFICATION
     config = self.backend.get_bucket_notification_configuration(self.bucket_name)
     if config is None or getattr(config, "event_bridge", None) is None:
-        return original(self)
+        return _GET_BUCKET_NOTIFICATION(self)
     serialize = self.serialized
 
     def with_event_bridge(result: Any) -> Any:
@@ -43,7 +34,7 @@ def _get_bucket_notification(self: S3Response) -> Any:
 
     self.serialized = with_event_bridge  # type: ignore[method-assign]
     try:
-        return original(self)
+        return _GET_BUCKET_NOTIFICATION(self)
     finally:
         del self.serialized
 

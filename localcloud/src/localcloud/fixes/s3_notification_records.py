@@ -8,14 +8,12 @@ at least once, unordered); the key is URL-encoded as a form value ("my file.csv"
 ``_get_s3_event``) has none of these fields, and encodes "/" as "%2F": a handler that reads
 ``object.key`` (or orders by ``sequencer``, or reads ``versionId``) fails here where it works
 on AWS. Deletions carry no size or eTag.
-
-Regression test: localcloud/tests/test_s3_notification_records.py.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote_plus
 
 from moto.core.utils import iso_8601_datetime_with_milliseconds
@@ -23,9 +21,7 @@ from moto.s3 import notifications as s3_notifications
 
 from localcloud.fixes.s3_eventbridge_events import next_sequencer
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "s3_record"]
 

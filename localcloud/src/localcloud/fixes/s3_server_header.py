@@ -4,21 +4,16 @@ Code that returns or logs an S3 response's metadata (``ResponseMetadata.HTTPHead
 ``"server": "AmazonS3"`` on AWS; a published pattern's README checks for it
 (lambda-s3-async-lambda). moto's S3 responses (s3/responses.py ``S3Response._send_response``,
 through which bucket and object responses pass) say ``Server: amazon.com``, as all of moto's.
-
-Regression test: localcloud/tests/test_s3_notification_records.py
-::test_s3_responses_name_their_server.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.s3.responses import S3Response
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

@@ -7,15 +7,9 @@ branch's (state_parallel/branches_decl.py) or iteration's (state_map/iteration/
 iteration_worker.py) error name as a ``CustomErrorName``, whose constructor refuses names that
 begin with ``States.``: the execution ends with ``ValueError(Custom Error Names MUST NOT begin
 with the prefix 'States.' ...)`` and no Catch matches.
-
-Both modules get a ``CustomErrorName`` that makes a ``StatesErrorName`` of a ``States.*`` name.
-
-Regression test: localcloud/tests/test_branch_errors.py.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name import (
     CustomErrorName,
@@ -30,9 +24,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration impo
 from moto.stepfunctions.parser.asl.component.state.exec.state_parallel import branches_decl
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "error_name"]
 

@@ -19,26 +19,21 @@ cloudWatchLogsLogGroup.logGroupArn``, ...); a ``StateMachineType`` other than ST
 EXPRESS and an unresolved ``${...}`` fail the resource, as CloudFormation does. A stack
 update changes the machine in the executing backend (moto wrote to the other one), and
 replaces it where CloudFormation does: a new ``StateMachineName`` or ``StateMachineType``.
-
-Regression test:
-tests/statemachine/test_stack_deploy.py::test_state_machine_definition_is_substituted.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.stepfunctions import models as sfn_models
 from moto.stepfunctions import responses as sfn_responses
 
 from localcloud.patching import Kind, Patch, Targets
+from localcloud.runtime import Runtime
 
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
-
-__all__ = ["PATCHES"]
+__all__ = ["PATCHES", "boolean"]
 
 
 _TYPES = ("STANDARD", "EXPRESS")
@@ -53,7 +48,7 @@ def _camel(value: Any) -> Any:
     return value
 
 
-def _flag(value: Any) -> bool:
+def boolean(value: Any) -> bool:
     """A CloudFormation Boolean: true/false, or "true"/"false" from a parameter."""
     return value.strip().lower() == "true" if isinstance(value, str) else bool(value)
 
@@ -65,7 +60,7 @@ def _logging(props: dict[str, Any]) -> dict[str, Any] | None:
     if not config:
         return None
     config["level"] = str(config.get("level") or "OFF")
-    config["includeExecutionData"] = _flag(config.get("includeExecutionData", False))
+    config["includeExecutionData"] = boolean(config.get("includeExecutionData", False))
     return dict(config)
 
 
@@ -77,7 +72,7 @@ def _definition(props: dict[str, Any], name: str) -> tuple[str, str]:
     for key, value in (props.get("DefinitionSubstitutions") or {}).items():
         definition = definition.replace(f"${{{key}}}", str(value))
     leftover = re.findall(r"\$\{[A-Za-z0-9_]+\}", definition or "")
-    if leftover:  # CloudFormation fails the resource in this case
+    if leftover:
         raise ValueError(f"Unresolved DefinitionSubstitutions {leftover} in state machine {name}")
     machine_type = str(props.get("StateMachineType") or "STANDARD")
     if machine_type not in _TYPES:  # CloudFormation's schema: STANDARD | EXPRESS
@@ -117,8 +112,7 @@ def _update(  # noqa: PLR0917 - moto's signature
     account_id: str,
     region_name: str,
 ) -> Any:
-    """A stack update: in place, or a replacement where CloudFormation replaces (a new
-    StateMachineName or StateMachineType); a named machine cannot be replaced by itself."""
+    """A stack update (in place, or a replacement); a named machine cannot replace itself."""
     props = cloudformation_json["Properties"]
     named = "StateMachineName" in props
     name = props["StateMachineName"] if named else original_resource.name

@@ -8,15 +8,11 @@ shows the input ``{"message": {"hello" : "world" } }`` received as the body
 and the message). moto's copies of LocalStack's tasks (service/state_task_service_sqs.py and
 state_task_service_sns.py) serialize it with ``to_json_str``, i.e. ``json.dumps`` with its
 default separators: ``{"hello": "world"}``, another body and another MD5.
-
-Here those two modules' ``to_json_str`` defaults to the compact separators.
-
-Regression test: localcloud/tests/test_serverless_patterns.py::test_pattern (sfn-sqs).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
     state_task_service_sns,
@@ -25,9 +21,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service impor
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

@@ -6,24 +6,19 @@ moto (asl/component/state/state.py) sets ``$$.State.EnteredTime`` to
 ``isoformat()``. AWS gives "2026-01-01T00:00:00.123Z" (millisecond precision, "Z"). It
 matters when the value is stored and compared as a string: the workflow stores
 ``claimed_at`` from EnteredTime and the reconciler compares it with ``claimed_at < :cutoff``.
-
-Regression test: the claim record's ``claimed_at`` has AWS's format
-(tests/e2e/test_localcloud_fidelity.py::test_context_timestamps_are_formatted_as_aws_formats_them).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.stepfunctions.parser.asl.component.state import state as state_module
 from moto.stepfunctions.parser.asl.eval.states import StateData
 from moto.stepfunctions.parser.backend import execution_worker
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "aws_ts"]
 

@@ -23,13 +23,11 @@ Here the parameters of the optimized DynamoDB tasks are walked along the operati
 shape (``Item``, ``Key``, ``ExpressionAttributeValues``, ``Expected`` ..., and inside ``M``
 and ``L``), and a string where an ``AttributeValue`` is expected becomes ``{"S": string}``.
 The SDK integration (``aws-sdk:dynamodb:*``) is not concerned.
-
-Regression test: localcloud/tests/test_sfn_dynamodb_string_attribute_values.py.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.model import ListShape, MapShape, Shape, StructureShape
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
@@ -38,9 +36,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service impor
 
 from localcloud.fixes.sfn_sdk_json_text_members import operation_model
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "typed"]
 

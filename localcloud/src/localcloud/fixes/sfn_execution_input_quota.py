@@ -14,22 +14,17 @@ moto 5.2 (stepfunctions/responses.py ``start_execution``) only checks that the i
 JSON, so a 300 KB input starts an execution locally that AWS never starts. Inside an
 execution moto already enforces the quota (``States.DataLimitExceeded``, parser/quotas.py).
 moto has no StartSyncExecution, so it accepts no oversized input there either.
-
-Regression test: localcloud/tests/test_quotas.py
-::test_start_execution_refuses_an_input_over_the_quota
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.stepfunctions.exceptions import ValidationException
 from moto.stepfunctions.responses import StepFunctionResponse
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["MAX_EXECUTION_INPUT_BYTES", "PATCHES"]
 

@@ -43,19 +43,15 @@ calls ``.timestamp()`` on the ISO string ``EventManager`` has made of the event'
 catches botocore's ClientError where the backend raises its own exception; its records lack
 ``redrive_count`` (and ``details`` when empty) and its stream is ``states/<state machine ARN>``.
 
-Here each execution of a state machine whose stored ``loggingConfiguration`` (the API's, or
-the stack's through fixes/sfn_cloudformation_state_machine.py) has a level other than OFF
-gets a session: LocalStack's level filter and ``EventManager``'s record (and its removal of
-the data), published in AWS's format to a stream per state machine and minute of the
-execution's start. A missing log group drops the events. Not emulated: the stream
-``log_stream_created_by_aws_to_validate_log_delivery_subscriptions`` AWS creates when it
-validates the destination, the refusal of a destination that does not exist
-(InvalidLoggingConfiguration), payloads truncated at 248 KB (``truncated`` is always false),
-and the events of a Distributed Map's children (moto runs them inside the parent, with an
-event manager of their own that logs nothing).
-
-Regression test: tests/e2e/test_localcloud_express.py
-::test_logging_all_with_data_writes_every_event_to_the_log_group
+Here each execution of a state machine whose stored ``loggingConfiguration`` (the API's, or the
+stack's through fixes/sfn_cloudformation_state_machine.py) has a level other than OFF gets a
+session: LocalStack's level filter and ``EventManager``'s record (and its removal of the data),
+published in AWS's format to a stream per state machine and minute of the execution's start. Not
+emulated: the stream ``log_stream_created_by_aws_to_validate_log_delivery_subscriptions`` AWS
+creates when it validates the destination, the refusal of a destination that does not exist
+(InvalidLoggingConfiguration), payloads truncated at 248 KB (``truncated`` is always false), and
+the events of a Distributed Map's children (moto runs them inside the parent, with an event
+manager of their own that logs nothing).
 """
 
 from __future__ import annotations
@@ -65,7 +61,7 @@ import json
 import threading
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.logs.exceptions import ResourceNotFoundException
 from moto.logs.models import logs_backends
@@ -75,10 +71,9 @@ from moto.stepfunctions.parser.asl.eval.event.logging import (
 )
 from moto.stepfunctions.parser.backend import execution as sfn_execution
 
+from localcloud.fixes.sfn_cloudformation_state_machine import boolean
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "log_record", "logging_configuration", "stream_name"]
 
@@ -92,10 +87,6 @@ def _moment(value: Any) -> dt.datetime:
 
 def _text(value: Any) -> str:
     return str(getattr(value, "value", value))
-
-
-def _flag(value: Any) -> bool:
-    return value.strip().lower() == "true" if isinstance(value, str) else bool(value)
 
 
 def log_record(history_log: Mapping[str, Any], redrive_count: int = 0) -> dict[str, Any]:
@@ -124,7 +115,7 @@ def logging_configuration(state_machine: Any) -> dict[str, Any] | None:
     raw = getattr(state_machine, "loggingConfiguration", None) or {}
     config = {
         "level": _text(raw.get("level") or "OFF"),
-        "includeExecutionData": _flag(raw.get("includeExecutionData", False)),
+        "includeExecutionData": boolean(raw.get("includeExecutionData", False)),
         "destinations": list(raw.get("destinations") or []),
     }
     return None if config["level"] == "OFF" else config
@@ -133,16 +124,8 @@ def logging_configuration(state_machine: Any) -> dict[str, Any] | None:
 class _Session(CloudWatchLoggingSession):
     """LocalStack's session (its level filter), publishing in AWS's format to one stream."""
 
-    def __init__(
-        self,
-        execution_arn: str,
-        configuration: CloudWatchLoggingConfiguration,
-        stream: str,
-        lock: threading.Lock,
-    ) -> None:
-        super().__init__(execution_arn=execution_arn, configuration=configuration)
-        self._stream = stream
-        self._lock = lock
+    stream: str
+    lock: threading.Lock
 
     def publish_history_log(self, history_log: Any) -> None:
         record = log_record(history_log)
@@ -152,10 +135,10 @@ class _Session(CloudWatchLoggingSession):
         }
         config = self.configuration
         backend = logs_backends[config.log_account_id][config.log_region]
-        with self._lock:  # moto's log streams are not thread-safe
+        with self.lock:  # moto's log streams are not thread-safe
             try:
-                backend.ensure_log_stream(config.log_group_name, self._stream)
-                backend.put_log_events(config.log_group_name, self._stream, [event])
+                backend.ensure_log_stream(config.log_group_name, self.stream)
+                backend.put_log_events(config.log_group_name, self.stream, [event])
             except ResourceNotFoundException:
                 return  # no such log group: AWS drops the events, the execution goes on
 
@@ -163,7 +146,7 @@ class _Session(CloudWatchLoggingSession):
 def _build(rt: Runtime) -> Targets:
     init = sfn_execution.Execution.__init__
     lock = threading.Lock()
-    streams: dict[tuple[str, str, str, str], str] = {}
+    streams: dict[tuple[str, str, str, str], str] = {}  # by account, Region, group, prefix
 
     def session_for(execution: Any) -> _Session | None:
         machine = execution.state_machine
@@ -176,18 +159,13 @@ def _build(rt: Runtime) -> Targets:
         )
         if cloud_watch is None:  # no usable destination: nothing is logged
             return None
-        started = _moment(execution.start_date)
-        key = (
-            f"{cloud_watch.log_account_id}:{cloud_watch.log_region}",
-            cloud_watch.log_group_name,
-            str(machine.name),
-            f"{started:%Y-%m-%d-%H-%M}",
-        )
+        prefix = stream_name(str(machine.name), execution.start_date, "")
+        group = (cloud_watch.log_account_id, cloud_watch.log_region, cloud_watch.log_group_name)
         with lock:
-            stream = streams.setdefault(
-                key, stream_name(str(machine.name), started, uuid.uuid4().hex[:8])
-            )
-        return _Session(str(execution.exec_arn), cloud_watch, stream, lock)
+            stream = streams.setdefault((*group, prefix), prefix + uuid.uuid4().hex[:8])
+        session = _Session(execution_arn=str(execution.exec_arn), configuration=cloud_watch)
+        session.stream, session.lock = stream, lock
+        return session
 
     def execution_init(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)

@@ -25,9 +25,6 @@ definition (nested Parallel branches and Map processors too) and refuse the firs
 Task with AWS's message. The path of a nested state (``/States/<Map>/ItemProcessor/States/
 <Task>/Resource``) follows the recorded top-level form; AWS's wording for nested states and
 for several offending states at once is not recorded.
-
-Regression test: tests/e2e/test_localcloud_express.py
-::test_express_state_machine_refuses_callback_job_and_activity_tasks
 """
 
 from __future__ import annotations
@@ -35,15 +32,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.core.exceptions import AWSError
 from moto.stepfunctions.parser import models as sfn_parser_models
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "InvalidDefinition", "express_definition_problem"]
 
@@ -88,17 +83,14 @@ def express_definition_problem(definition: str | dict[str, Any]) -> str | None:
         return None
     for where, resource in _tasks(parsed.get("States"), "/States"):
         if _ACTIVITY.match(resource):
-            return f"{_PREFIX}Express state machine does not support Activity ARN at {where}'"
-        if resource.endswith(".waitForTaskToken"):
-            return (
-                f"{_PREFIX}Express state machine does not support '.waitForTaskToken' "
-                f"service integration  at {where}'"
-            )
-        if re.search(r"\.sync(:\d+)?$", resource):
-            return (
-                f"{_PREFIX}Express state machine does not support '.sync' service "
-                f"integration at {where}'"
-            )
+            what = "Activity ARN"
+        elif resource.endswith(".waitForTaskToken"):
+            what = "'.waitForTaskToken' service integration "  # two spaces before "at"
+        elif re.search(r"\.sync(:\d+)?$", resource):
+            what = "'.sync' service integration"
+        else:
+            continue
+        return f"{_PREFIX}Express state machine does not support {what} at {where}'"
     return None
 
 
@@ -107,20 +99,20 @@ def _build(rt: Runtime) -> Targets:
     create = backend.create_state_machine
     update = backend.update_state_machine
 
+    def refuse(definition: Any) -> None:
+        if problem := express_definition_problem(definition):
+            raise InvalidDefinition(problem)
+
     def create_state_machine(self: Any, name: str, definition: str, *a: Any, **kw: Any) -> Any:
         if str(kw.get("sm_type") or "STANDARD") == "EXPRESS":
-            problem = express_definition_problem(definition)
-            if problem:
-                raise InvalidDefinition(problem)
+            refuse(definition)
         return create(self, name, definition, *a, **kw)
 
     def update_state_machine(
         self: Any, arn: str, definition: Any = None, *a: Any, **kw: Any
     ) -> Any:
         if definition is not None and str(self.describe_state_machine(arn).type) == "EXPRESS":
-            problem = express_definition_problem(definition)
-            if problem:
-                raise InvalidDefinition(problem)
+            refuse(definition)
         return update(self, arn, definition, *a, **kw)
 
     return {

@@ -35,15 +35,13 @@ Here, for a state machine whose type is EXPRESS:
   given, as AWS does) and starts a new, concurrent execution whatever names were used
   before; the execution's context (``$$.Execution.Id``) carries that ARN;
 * DescribeExecution, StopExecution, GetExecutionHistory (moto's reads DescribeExecution),
-  DescribeStateMachineForExecution and RedriveExecution of an ``:express:`` execution ARN
-  fail with ``InvalidArn`` "Invalid Arn: 'Resource type not valid in this context:
-  express'"; ListExecutions of the state machine fails with ``StateMachineTypeNotSupported``.
-  DescribeStateMachineForExecution's and RedriveExecution's answers are inferred (the same
-  check of the ARN's resource type), not recorded. An ARN whose state machine part holds a
-  ``/`` (``<state machine>/<Map Run label>``) names a child a Map Run dispatched, which AWS
-  keeps describable: it is passed on to moto unchanged (moto runs a Distributed Map's
-  children inside their parent, with no execution of their own; see
-  fixes/sfn_map_express_children.py).
+  DescribeStateMachineForExecution and RedriveExecution of an ``:express:`` execution ARN,
+  and ListExecutions of the state machine, fail as recorded above (the answers of
+  DescribeStateMachineForExecution and RedriveExecution are inferred, not recorded). An ARN
+  whose state machine part holds a ``/`` (``<state machine>/<Map Run label>``) names a child
+  a Map Run dispatched, which AWS keeps describable: it is passed on to moto unchanged (moto
+  runs a Distributed Map's children inside their parent, with no execution of their own;
+  see fixes/sfn_map_express_children.py).
 
 Not emulated: at-least-once delivery (an execution never runs twice by itself locally;
 ``LocalCloud.redeliver`` delivers an event again), the five-minute maximum duration (Wait
@@ -51,15 +49,12 @@ states and retries run on the virtual clock). StartSyncExecution is
 features/sync_execution.py. Seeing what an Express execution did is CloudWatch Logs' job, as on AWS
 (fixes/sfn_execution_logs.py, and ``Pipeline.wait`` reads it there); a test stops one
 through the backend (features/executions.py ``abort``), as nothing can on AWS.
-
-Regression test: tests/e2e/test_localcloud_express.py
-::test_express_executions_with_one_name_run_concurrently_under_express_arns
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.core.exceptions import AWSError
 from moto.stepfunctions import models as sfn_models
@@ -70,9 +65,7 @@ from moto.stepfunctions.parser.api import StateMachineType
 from moto.stepfunctions.parser.backend import execution as sfn_execution
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = [
     "EXPRESS",
@@ -88,7 +81,6 @@ __all__ = [
 
 EXPRESS = "EXPRESS"
 TYPE_NOT_SUPPORTED_MESSAGE = "This operation is not supported by this type of state machine"
-_WRONG_RESOURCE_TYPE = "Invalid Arn: 'Resource type not valid in this context: {}'"
 
 
 class StateMachineTypeNotSupported(AWSError):
@@ -124,16 +116,13 @@ def dispatched_by_map_run(arn: str) -> bool:
 def refuse_express_execution(arn: str) -> None:
     """AWS's answer to an execution API that Express executions do not support."""
     if is_express_execution_arn(arn) and not dispatched_by_map_run(arn):
-        raise InvalidArn(_WRONG_RESOURCE_TYPE.format("express"))
+        raise InvalidArn("Invalid Arn: 'Resource type not valid in this context: express'")
 
 
 def _build(rt: Runtime) -> Targets:
     execution_class = sfn_execution.Execution
     idempotency = sfn_models.StateMachine._handle_name_input_idempotency
     backend = sfn_parser_models.StepFunctionsParserBackend
-    describe_execution = backend.describe_execution
-    stop_execution = backend.stop_execution
-    describe_for_execution = backend.describe_state_machine_for_execution
     list_executions = backend.list_executions
 
     def new_execution(*args: Any, **kwargs: Any) -> Any:
@@ -154,17 +143,12 @@ def _build(rt: Runtime) -> Targets:
             return None  # "Idempotency is not automatically managed" for Express
         return idempotency(self, name, execution_input)
 
-    def describe(self: Any, execution_arn: str) -> Any:
-        refuse_express_execution(execution_arn)
-        return describe_execution(self, execution_arn)
+    def refusing(original: Any) -> Any:
+        def refusing_express(self: Any, execution_arn: str) -> Any:
+            refuse_express_execution(execution_arn)
+            return original(self, execution_arn)
 
-    def stop(self: Any, execution_arn: str) -> Any:
-        refuse_express_execution(execution_arn)
-        return stop_execution(self, execution_arn)
-
-    def describe_machine_for(self: Any, execution_arn: str) -> Any:
-        refuse_express_execution(execution_arn)
-        return describe_for_execution(self, execution_arn)
+        return refusing_express
 
     def list_machine_executions(self: Any, state_machine_arn: str, *a: Any, **kw: Any) -> Any:
         if is_express(self.describe_state_machine(state_machine_arn)):
@@ -179,9 +163,11 @@ def _build(rt: Runtime) -> Targets:
     return {
         (sfn_parser_models, "Execution"): new_execution,
         (sfn_models.StateMachine, "_handle_name_input_idempotency"): name_idempotency,
-        (backend, "describe_execution"): describe,
-        (backend, "stop_execution"): stop,
-        (backend, "describe_state_machine_for_execution"): describe_machine_for,
+        (backend, "describe_execution"): refusing(backend.describe_execution),
+        (backend, "stop_execution"): refusing(backend.stop_execution),
+        (backend, "describe_state_machine_for_execution"): refusing(
+            backend.describe_state_machine_for_execution
+        ),
         (backend, "list_executions"): list_machine_executions,
         (sfn_responses.StepFunctionResponse, "redrive_execution"): redrive_execution,
     }

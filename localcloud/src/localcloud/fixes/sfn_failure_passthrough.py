@@ -11,9 +11,8 @@ Several moto service integrations override ``_from_error`` and special-case only
   execution fails with States.Runtime, which no Catch can handle; moto turns it into the
   integration's catchable error. Re-raising lets ``BaseState._eval_body`` build that failure.
 
-Regression tests: the MockConfigFile cases that Throw on DynamoDB tasks keep their Error
-(tests/statemachine/test_mock_config.py), and a malformed execution input fails with
-States.Runtime (test_paths.py::test_malformed_execution_input_fails_clearly).
+Also tested: a malformed execution input fails with States.Runtime
+(tests/statemachine/test_paths.py::test_malformed_execution_input_fails_clearly).
 """
 
 from __future__ import annotations
@@ -21,10 +20,18 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from moto.stepfunctions.parser.api import HistoryEventType
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+    FailureEvent,
     FailureEventException,
+)
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import (
+    StatesErrorName,
+)
+from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+    StatesErrorNameType,
 )
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import service
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
@@ -32,28 +39,39 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service impor
 )
 from moto.stepfunctions.parser.asl.utils.json_path import NoSuchJsonPathError
 
+from localcloud.execution_history import details_key
 from localcloud.patching import Kind, Patch, Targets
+from localcloud.runtime import Runtime
 
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
-
-__all__ = ["PATCHES", "service_classes"]
+__all__ = ["PATCHES", "service_classes", "states_failure"]
 
 
 def service_classes() -> set[type]:
     """Every service integration class (all integration modules imported first)."""
     for module in pkgutil.iter_modules(service.__path__):
         importlib.import_module(f"{service.__name__}.{module.name}")
-    todo: list[type] = [state_task_service.StateTaskService]
-    seen: set[type] = set()
-    while todo:
-        cls = todo.pop()
+
+    def subclasses(cls: type) -> set[type]:
+        found: set[type] = set()
         sub: type
         for sub in cls.__subclasses__():
-            if sub not in seen:
-                seen.add(sub)
-                todo.append(sub)
-    return seen
+            found |= {sub, *subclasses(sub)}
+        return found
+
+    return subclasses(state_task_service.StateTaskService)
+
+
+def states_failure(
+    env: Any, typ: StatesErrorNameType, event_type: HistoryEventType, cause: str
+) -> FailureEventException:
+    """A ``States.*`` failure whose ``<event type>EventDetails`` hold its error and cause."""
+    error_name = StatesErrorName(typ=typ)
+    details: Any = {details_key(event_type.value): {"error": error_name.error_name, "cause": cause}}
+    return FailureEventException(
+        failure_event=FailureEvent(
+            env=env, error_name=error_name, event_type=event_type, event_details=details
+        )
+    )
 
 
 def _passing_through(original: Callable[..., Any]) -> Callable[..., Any]:

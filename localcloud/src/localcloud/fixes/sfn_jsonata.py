@@ -24,8 +24,6 @@ returns a function fails the state with ``States.QueryEvaluationError`` (history
 Step Functions' own functions: ``$partition``, ``$range``, ``$parse`` (moto's JSONata
 declarations), ``$hash`` (MD5, SHA-1, SHA-256, SHA-384, SHA-512) and ``$uuid`` (moto declares
 both as stubs returning "not supported" strings; here they are computed).
-
-Regression test: localcloud/tests/test_sfn_jsonata.py.
 """
 
 from __future__ import annotations
@@ -37,13 +35,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import jsonata  # type: ignore[import-untyped]  # jsonata-python ships no py.typed
-from moto.stepfunctions.parser.api import EvaluationFailedEventDetails, HistoryEventType
+from moto.stepfunctions.parser.api import HistoryEventType
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
-    FailureEvent,
     FailureEventException,
-)
-from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import (
-    StatesErrorName,
 )
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
     StatesErrorNameType,
@@ -59,6 +53,7 @@ from moto.stepfunctions.parser.asl.component.intrinsic.jsonata import (
 from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 from moto.stepfunctions.parser.asl.jsonata.jsonata import extract_jsonata_variable_references
 
+from localcloud.fixes.sfn_failure_passthrough import states_failure
 from localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -70,11 +65,8 @@ __all__ = ["PATCHES", "evaluate", "string_jsonata_eval_body", "variable_sample_e
 
 # Step Functions' functions computed here rather than by moto's JSONata stubs.
 _HASH_ALGORITHMS = {
-    "MD5": "md5",
-    "SHA-1": "sha1",
-    "SHA-256": "sha256",
-    "SHA-384": "sha384",
-    "SHA-512": "sha512",
+    name: name.replace("-", "").lower()
+    for name in ("MD5", "SHA-1", "SHA-256", "SHA-384", "SHA-512")
 }
 _PYTHON_FUNCTIONS = frozenset({"$hash", "$uuid"})
 _JSON_TYPES = (dict, list, str, int, float, bool)
@@ -105,15 +97,11 @@ def _hash(value: Any, algorithm: Any) -> str:
     return hashlib.new(name, value.encode()).hexdigest()
 
 
-def _uuid() -> str:
-    return str(uuid.uuid4())
-
-
 @functools.lru_cache(maxsize=2048)
 def _parsed(text: str) -> jsonata.Jsonata:
     expression = jsonata.Jsonata(text)
     expression.register_lambda("hash", _hash)
-    expression.register_lambda("uuid", _uuid)
+    expression.register_lambda("uuid", lambda: str(uuid.uuid4()))
     return expression
 
 
@@ -156,18 +144,11 @@ def _bindings(env: Environment, *, states: bool) -> dict[str, Any]:
 
 def _failure(env: Environment, cause: str) -> FailureEventException:
     """States.QueryEvaluationError, with its EvaluationFailed history event added."""
-    error_name = StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError)
-    failure = FailureEventException(
-        failure_event=FailureEvent(
-            env=env,
-            error_name=error_name,
-            event_type=HistoryEventType.EvaluationFailed,
-            event_details=EventDetails(
-                evaluationFailedEventDetails=EvaluationFailedEventDetails(
-                    error=error_name.error_name, cause=cause
-                )
-            ),
-        )
+    failure = states_failure(
+        env,
+        StatesErrorNameType.StatesQueryEvaluationError,
+        HistoryEventType.EvaluationFailed,
+        cause,
     )
     env.event_manager.add_event(
         context=env.event_history_context,

@@ -7,41 +7,31 @@ index, a workaround for filter queries (getmoto/moto#7825) that also wraps the d
 ``$.Labels[0].Name`` in a list. So the published s3-eventbridge-sfn pattern's Choice
 (``$.Labels[0].Name`` StringEquals "Cat") never matched, and Parameters / ResultSelector /
 intrinsic arguments got ``["Cat"]`` where AWS gives ``"Cat"``.
-
-Regression test: localcloud/tests/test_mock_config.py::test_a_test_case_runs_its_mocked_response.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.stepfunctions.parser.asl.utils import json_path
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "extract_json"]
 
 _EXTRACT_JSON = json_path.extract_json
 # wildcard, slice, filter, union, deep scan: a query, whose result is a list (moto decides)
 _QUERY = re.compile(r"\*|\.\.|\[\s*\?|\[[^\]]*[:,][^\]]*\]")
-# the modules that bound moto's extract_json by name when they were imported
+_OPERATORS = ("boolean_equals", "numeric", "string_operators", "timestamp_operators")
+# the modules (under moto.stepfunctions.parser.asl) that bound moto's extract_json by name
 _IMPORTERS = (
-    "moto.stepfunctions.parser.asl.component.common.string.string_expression",
-    "moto.stepfunctions.parser.asl.component.intrinsic.argument.argument",
-    "moto.stepfunctions.parser.asl.component.state.choice.comparison.operator.implementations."
-    "boolean_equals",
-    "moto.stepfunctions.parser.asl.component.state.choice.comparison.operator.implementations."
-    "numeric",
-    "moto.stepfunctions.parser.asl.component.state.choice.comparison.operator.implementations."
-    "string_operators",
-    "moto.stepfunctions.parser.asl.component.state.choice.comparison.operator.implementations."
-    "timestamp_operators",
-    "moto.stepfunctions.parser.asl.eval.states",
+    "component.common.string.string_expression",
+    "component.intrinsic.argument.argument",
+    *(f"component.state.choice.comparison.operator.implementations.{m}" for m in _OPERATORS),
+    "eval.states",
 )
 
 
@@ -57,7 +47,8 @@ def extract_json(path: str, data: Any) -> Any:
 def _build(rt: Runtime) -> Targets:
     targets: Targets = {(json_path, "extract_json"): extract_json}
     for name in _IMPORTERS:
-        targets[(importlib.import_module(name), "extract_json")] = extract_json
+        module = importlib.import_module(f"moto.stepfunctions.parser.asl.{name}")
+        targets[(module, "extract_json")] = extract_json
     return targets
 
 

@@ -12,15 +12,12 @@ Here the rule also accepts the string ``"EXPRESS"``, and the preprocessor turns 
 workflow in-process whatever its type, and nothing in its evaluation reads the type, so the
 children then run exactly as STANDARD ones do locally: what differs on AWS (at-least-once
 delivery, the 5-minute limit, no execution history) is not emulated.
-
-Regression test: a standalone stack with an EXPRESS Distributed Map deploys and runs
-(localcloud/tests/test_distributed_map.py::test_express_item_processor_deploys_and_runs).
 """
 
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from antlr4.error.Errors import RecognitionException  # type: ignore[import-untyped]
 from moto.stepfunctions.parser.asl.antlr.runtime.ASLParser import ASLParser
@@ -30,9 +27,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.execution_type
 from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["EXPRESS", "PATCHES", "ChildExecutionType"]
 

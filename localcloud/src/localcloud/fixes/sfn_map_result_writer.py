@@ -32,9 +32,6 @@ are recorded on its Map Run (moto keeps the run with the execution; the records 
 once written), and the writer writes them in AWS's layout. Not emulated: PENDING files (moto
 starts every child), ``WriterConfig`` (moto's grammar has no such field), child execution
 ARNs of EXPRESS children (given the STANDARD ``execution:`` form).
-
-Regression test: localcloud/tests/test_distributed_map.py
-::test_result_writer_writes_each_childs_output_where_the_manifest_points
 """
 
 from __future__ import annotations
@@ -45,7 +42,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.stepfunctions.parser.api import MapRunStatus
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
@@ -73,9 +70,7 @@ from moto.stepfunctions.parser.asl.eval.program_state import (
 
 from localcloud.fixes.sfn_context_timestamps import aws_ts
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["MAX_RESULT_FILE_BYTES", "PATCHES", "child_entry", "manifest", "result_files"]
 
@@ -86,6 +81,7 @@ _STATUS_FILES = ("SUCCEEDED", "FAILED")  # FAILED_<n>.json also holds TIMED_OUT 
 _CHILD_INPUT = "_localcloud_child_input"
 _CHILDREN = "_localcloud_children"
 _SUCCEEDED_REASON = "Execution is SUCCEEDED and cannot be redriven"
+_ENDED = {ProgramEnded: "SUCCEEDED", ProgramTimedOut: "TIMED_OUT", ProgramStopped: "ABORTED"}
 
 
 def _json(value: Any) -> str:
@@ -128,29 +124,24 @@ def child_entry(
 ) -> dict[str, Any]:
     """One child's entry in a result file, keys in AWS's (alphabetical) order."""
     execution_arn = map_state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+    succeeded = status == "SUCCEEDED"
     entry: dict[str, Any] = {
         "ExecutionArn": f"{execution_arn}:{name}",
         "Input": child_input,
         "InputDetails": {"Included": True},
         "Name": name,
+        "RedriveCount": 0,
+        "RedriveStatus": "NOT_REDRIVABLE" if succeeded else "REDRIVABLE",
+        "StartDate": aws_ts(start),
+        "StateMachineArn": map_state_machine_arn,
+        "Status": status,
+        "StopDate": aws_ts(stop),
     }
-    if status == "SUCCEEDED":
+    if succeeded:
         entry["Output"] = output if output is not None else "null"
         entry["OutputDetails"] = {"Included": True}
-    entry["RedriveCount"] = 0
-    if status == "SUCCEEDED":
-        entry["RedriveStatus"] = "NOT_REDRIVABLE"
         entry["RedriveStatusReason"] = _SUCCEEDED_REASON
-    else:
-        entry["RedriveStatus"] = "REDRIVABLE"
-    entry["StartDate"] = aws_ts(start)
-    entry["StateMachineArn"] = map_state_machine_arn
-    entry["Status"] = status
-    entry["StopDate"] = aws_ts(stop)
-    if error is not None:
-        entry["Error"] = error
-    if cause is not None:
-        entry["Cause"] = cause
+    entry.update((key, v) for key, v in (("Error", error), ("Cause", cause)) if v is not None)
     return dict(sorted(entry.items()))
 
 
@@ -220,19 +211,9 @@ def _build(rt: Runtime) -> Targets:
         eval_job(self, env, job)  # moto catches the child's failure and counts it
         stop = dt.datetime.now(dt.UTC)
         state = env.program_state()
-        error = cause = output = None
-        if isinstance(state, ProgramEnded):
-            status, output = "SUCCEEDED", _json(job.job_output)
-        elif isinstance(state, ProgramError):
-            status = "FAILED"
-            details = state.error or {}
-            error, cause = details.get("error"), details.get("cause")
-        elif isinstance(state, ProgramTimedOut):
-            status = "TIMED_OUT"
-        elif isinstance(state, ProgramStopped):
-            status = "ABORTED"
-        else:  # an exception moto's worker caught and counted as a failure
-            status = "FAILED"
+        # FAILED: a ProgramError, or an exception moto's worker caught and counted as a failure
+        status = _ENDED.get(type(state), "FAILED")
+        details = (state.error or {}) if isinstance(state, ProgramError) else {}
         record = self._map_run_record
         entry = child_entry(
             map_state_machine_arn=record.map_state_machine_arn,
@@ -241,9 +222,9 @@ def _build(rt: Runtime) -> Targets:
             status=status,
             start=start,
             stop=stop,
-            output=output,
-            error=error,
-            cause=cause,
+            output=_json(job.job_output) if status == "SUCCEEDED" else None,
+            error=details.get("error"),
+            cause=details.get("cause"),
         )
         _children(record).add(job.job_index, entry)
 

@@ -21,25 +21,17 @@ AWS would; AWS may stop starting new children as soon as the threshold is exceed
 more items than MaxConcurrency fewer of them run there), the integer percentage parses, and
 the "no effect" warnings are gone.
 
-Regression tests: localcloud/tests/test_distributed_map.py
-(test_a_failed_child_fails_the_map_run_and_the_map_catch_handles_it,
-test_failures_within_the_tolerated_count_let_the_map_succeed).
+Also tested: localcloud/tests/test_distributed_map.py
+::test_failures_within_the_tolerated_count_let_the_map_succeed.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from antlr4.error.Errors import RecognitionException  # type: ignore[import-untyped]
-from moto.stepfunctions.parser.api import HistoryEventType, MapRunFailedEventDetails
+from moto.stepfunctions.parser.api import HistoryEventType
 from moto.stepfunctions.parser.asl.antlr.runtime.ASLParser import ASLParser
-from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
-    FailureEvent,
-    FailureEventException,
-)
-from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import (
-    StatesErrorName,
-)
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
     StatesErrorNameType,
 )
@@ -56,13 +48,11 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.tolerated_fail
     ToleratedFailurePercentageDecl,
     ToleratedFailurePercentagePath,
 )
-from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 
+from localcloud.fixes.sfn_failure_passthrough import states_failure
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["CAUSE", "ERROR", "PATCHES", "exceeded"]
 
@@ -133,21 +123,6 @@ def _visit_count_path(self: Any, ctx: Any) -> ToleratedFailureCountPath:
     return ToleratedFailureCountPath(string_sampler=self.visitString_sampler(ctx.string_sampler()))
 
 
-def _threshold_failure(env: Any) -> FailureEventException:
-    return FailureEventException(
-        failure_event=FailureEvent(
-            env=env,
-            error_name=StatesErrorName(
-                typ=StatesErrorNameType.StatesExceedToleratedFailureThreshold
-            ),
-            event_type=HistoryEventType.MapRunFailed,
-            event_details=EventDetails(
-                mapRunFailedEventDetails=MapRunFailedEventDetails(error=ERROR, cause=CAUSE)
-            ),
-        )
-    )
-
-
 def _build(rt: Runtime) -> Targets:
     from_state_props = state_map.StateMap.__dict__["from_state_props"]
     map_run = DistributedIterationComponent.__dict__["_map_run"]
@@ -174,7 +149,12 @@ def _build(rt: Runtime) -> Targets:
             declared,
         ):
             env.stack.pop()  # the children's results: the Map state fails instead
-            raise _threshold_failure(env)
+            raise states_failure(
+                env,
+                StatesErrorNameType.StatesExceedToleratedFailureThreshold,
+                HistoryEventType.MapRunFailed,
+                CAUSE,
+            )
 
     return {
         (ASLParser, "tolerated_failure_percentage_decl"): _percentage_decl,

@@ -7,28 +7,19 @@ match by that name. moto's ``StateChoice._eval_state`` (asl/component/state/choi
 state_choice.py) raises ``RuntimeError('No branching option reached in state %s', name)``,
 which the interpreter reports as ``States.Runtime``: a Catch for ``States.NoChoiceMatched``
 never matched, and the cause was the repr of a tuple.
-
-Regression test: localcloud/tests/test_sfn_no_choice_matched.py.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from moto.stepfunctions.parser.api import ExecutionFailedEventDetails, HistoryEventType
-from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
-    FailureEvent,
-    FailureEventException,
-)
-from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import (
-    StatesErrorName,
-)
+from moto.stepfunctions.parser.api import HistoryEventType
 from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
     StatesErrorNameType,
 )
 from moto.stepfunctions.parser.asl.component.state.choice.state_choice import StateChoice
-from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 
+from localcloud.fixes.sfn_failure_passthrough import states_failure
 from localcloud.patching import Kind, Patch, Targets
 
 if TYPE_CHECKING:
@@ -51,20 +42,11 @@ def eval_state(self: StateChoice, env: Environment) -> None:
             env.stack.append(rule.next_stmt.name)
             return
     if self.default_state is None:
-        error = StatesErrorName(typ=StatesErrorNameType.StatesNoChoiceMatched)
-        raise FailureEventException(
-            failure_event=FailureEvent(
-                env=env,
-                error_name=error,
-                event_type=HistoryEventType.ExecutionFailed,
-                event_details=EventDetails(
-                    executionFailedEventDetails=ExecutionFailedEventDetails(
-                        error=error.error_name,
-                        cause=f"No Choice Rule matched in the Choice state '{self.name}' "
-                        "and it has no Default.",
-                    )
-                ),
-            )
+        raise states_failure(
+            env,
+            StatesErrorNameType.StatesNoChoiceMatched,
+            HistoryEventType.ExecutionFailed,
+            f"No Choice Rule matched in the Choice state '{self.name}' and it has no Default.",
         )
     env.stack.append(self.default_state.state_name)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
 
 import botocore.session
 from botocore.exceptions import UnknownServiceError
@@ -29,9 +28,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service impor
 )
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "service_error_name"]
 

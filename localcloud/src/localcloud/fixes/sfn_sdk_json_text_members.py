@@ -24,8 +24,6 @@ service model; a parameter matches a member by name, PascalCase or the API's cam
 LocalStack's ``_to_boto_request``), through structures and lists, and only the values are
 converted; names, and map values (which LocalStack's validated walk does not enter either),
 are left as given. A service or action botocore does not know is left to fail as it does.
-
-Regression test: localcloud/tests/test_sfn_sdk_json_text_members.py.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ from __future__ import annotations
 import json
 import threading
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import botocore.session
 from botocore import xform_name
@@ -45,15 +43,11 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service impor
 from moto.stepfunctions.parser.utils import camel_to_snake_case
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "json_text_members", "operation_model"]
 
 _ORIGINAL = aws_sdk.StateTaskServiceAwsSdk._normalise_parameters
-
-
 _LOCK = threading.Lock()  # concurrent tasks: one loads the model, the others wait for it
 
 
@@ -65,7 +59,6 @@ def operation_model(service: str, action: str) -> OperationModel | None:
 
 @cache
 def _operation_model(service: str, action: str) -> OperationModel | None:
-    """``("scheduler", "create_schedule")`` -> the CreateSchedule operation model."""
     try:
         model = botocore.session.get_session().get_service_model(service)
     except UnknownServiceError:

@@ -15,48 +15,26 @@ Its result has the same gap the other way: AWS returns ``{"ExecutionArn", "Start
 (the service's members, PascalCase, as for every optimized integration), moto the boto3
 response's ``executionArn``/``startDate``, so a ``ResultSelector`` on ``$.ExecutionArn`` fails.
 
-Here, after moto's own normalisation, the parameters are mapped onto the operation's input
-shape with moto's own ``_to_boto_request``, and the response onto its output shape with
-``_from_boto_response`` (the code LocalStack runs at these points). Only the Step Functions
-integration is patched.
-
-Regression test: tests/e2e/test_localcloud_fidelity.py
-::test_a_start_execution_task_starts_the_execution.
+Here moto's own ``_to_boto_request`` and ``_from_boto_response`` (the code LocalStack runs at
+these points) map them, for the Step Functions integration only.
 """
 
 from __future__ import annotations
 
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import botocore.session
-from botocore import xform_name
-from botocore.model import OperationModel, ServiceModel
 from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
     state_task_service_sfn as sfn_task,
 )
 
+from localcloud.fixes.sfn_sdk_json_text_members import operation_model
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
 _ORIGINAL = sfn_task.StateTaskServiceSfn._normalise_parameters
 _ORIGINAL_RESPONSE = sfn_task.StateTaskServiceSfn._normalise_response
-
-
-@cache
-def _service_model() -> ServiceModel:
-    return botocore.session.get_session().get_service_model("stepfunctions")
-
-
-def _operation(action: str) -> OperationModel | None:
-    """``start_execution`` -> the StartExecution operation model."""
-    model = _service_model()
-    name = next((op for op in model.operation_names if xform_name(op) == action), None)
-    return model.operation_model(name) if name else None
 
 
 def _normalise_parameters(
@@ -67,7 +45,7 @@ def _normalise_parameters(
 ) -> None:
     _ORIGINAL(self, parameters, boto_service_name, service_action_name)
     if service_action_name is None:
-        operation = _operation(self._get_boto_service_action())
+        operation = operation_model("stepfunctions", self._get_boto_service_action())
         if operation is not None and operation.input_shape is not None:
             self._to_boto_request(parameters, operation.input_shape)
 
@@ -79,7 +57,9 @@ def _normalise_response(
     service_action_name: str | None = None,
 ) -> None:
     _ORIGINAL_RESPONSE(self, response, boto_service_name, service_action_name)
-    operation = _operation(service_action_name or self._get_boto_service_action())
+    operation = operation_model(
+        "stepfunctions", service_action_name or self._get_boto_service_action()
+    )
     if isinstance(response, dict) and operation is not None and operation.output_shape:
         self._from_boto_response(response, operation.output_shape)
 

@@ -12,29 +12,23 @@ same message; ``queue.pending_messages.remove(message)`` in both raises ``KeyErr
 ``Queue.pending_message_groups`` iterates the pending set while another receiver adds to it
 (``RuntimeError: Set changed size during iteration``). DeleteMessage and
 ChangeMessageVisibility read and rewrite the same list and set. The local cloud serves calls
-from many threads, so these calls on one queue are serialized here, under the queue's own
-``Queue._messages_lock`` (a ``Condition`` on an ``RLock``, which ``Queue.add_message`` already
-takes to append): ReceiveMessage, DeleteMessage(Batch), ChangeMessageVisibility(Batch) and
-PurgeQueue. A long poll does not keep it: moto waits in ``Queue.wait_for_messages``, a
-``Condition.wait`` on that lock, which releases it entirely (every level this thread holds)
-while waiting and takes it back after, so sends and deletes go on meanwhile. Sends need the
-lock only to append, as in moto.
-
-Regression test: localcloud/tests/test_sqs_concurrency.py
-::test_concurrent_receivers_get_each_message_exactly_once
+from many threads, so these calls on one queue hold the queue's own ``Queue._messages_lock``
+(a ``Condition`` on an ``RLock``, which ``Queue.add_message`` already takes to append: sends
+need it only for that, as in moto). A long poll does not keep it: moto waits in
+``Queue.wait_for_messages``, a ``Condition.wait`` on that lock, which releases it entirely
+(every level this thread holds) while waiting and takes it back after, so sends and deletes
+go on meanwhile.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.sqs.models import SQSBackend
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -47,15 +41,12 @@ _SERIALIZED = (
     "change_message_visibility_batch",
     "purge_queue",
 )
-_ORIGINALS = {name: getattr(SQSBackend, name) for name in _SERIALIZED}
 
 
 def _serialized(name: str) -> Callable[..., Any]:
-    original = _ORIGINALS[name]
+    original = getattr(SQSBackend, name)
 
     def call(self: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Any:
-        """SQS serves concurrent consumers of one queue: the call holds the queue's lock
-        (released while a long poll waits, see the module docstring)."""
         with self.get_queue(queue_name)._messages_lock:
             return original(self, queue_name, *args, **kwargs)
 

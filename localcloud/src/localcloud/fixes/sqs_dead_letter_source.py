@@ -7,25 +7,19 @@ ReceiveMessage when asked for (or for All), and used by StartMessageMoveTask wit
 (``dead_letter_queue.add_message``) and forgets where it came from. The queue a ReceiveMessage
 request reads is noted per thread (``SQSResponse.receive_message``), so ``Queue.add_message``
 can record the source; the map is cleared when the cloud stops.
-
-Regression test:
-tests/e2e/test_localcloud_fidelity.py::test_queue_dead_letters_are_moved_back_to_their_source_queue.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.core.responses import ActionResult
-from moto.sqs.exceptions import QueueDoesNotExist
 from moto.sqs.models import Message, Queue
 from moto.sqs.responses import SQSResponse
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -38,33 +32,21 @@ def _build(rt: Runtime) -> Targets:
     sources = rt.dead_letter_sources  # message id -> the queue its redrive policy moved it from
 
     def _add_message(self: Queue, message: Message) -> None:
-        """SQS sets DeadLetterQueueSourceArn on a message its redrive policy moves
-        (ReceiveMessage returns it; StartMessageMoveTask without DestinationArn sends the
-        message back there)."""
         source = getattr(_receiving, "queue", None)
         if source is not None and source.dead_letter_queue is self:
             sources[message.id] = source.queue_arn
         _ADD_MESSAGE(self, message)
 
     def _receive_message_response(self: SQSResponse) -> Any:
-        """ReceiveMessage returns DeadLetterQueueSourceArn when asked for it (or for All).
-        moto moves a message that reached maxReceiveCount to the dead-letter queue inside
-        ReceiveMessage and forgets where it came from: the queue being read is noted so that
-        ``_add_message`` can record the source."""
-        try:
-            _receiving.queue = self.sqs_backend.get_queue(self._get_queue_name())
-        except QueueDoesNotExist:
-            _receiving.queue = None  # moto answers the request as it does
+        # None when there is no such queue: moto answers the request as it does
+        _receiving.queue = self.sqs_backend.queues.get(self._get_queue_name())
         try:
             answer = _RECEIVE_MESSAGE_RESPONSE(self)
         finally:
             _receiving.queue = None
-        names = set(self._get_param("AttributeNames", []) or []) | set(
-            self._get_param("MessageSystemAttributeNames", []) or []
-        )
-        if not ({"All", "DeadLetterQueueSourceArn"} & names) or not isinstance(
-            answer, ActionResult
-        ):
+        params = ("AttributeNames", "MessageSystemAttributeNames")
+        names = {name for param in params for name in self._get_param(param) or []}
+        if not isinstance(answer, ActionResult) or not {"All", "DeadLetterQueueSourceArn"} & names:
             return answer
         for message in (answer.result or {}).get("Messages", []):  # type: ignore[union-attr]
             source = sources.get(message["MessageId"])

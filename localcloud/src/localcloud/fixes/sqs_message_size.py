@@ -20,23 +20,18 @@ moto 5.2 (sqs/models.py ``_validate_message``, ``send_message_batch``) has both 
 counts only the body, in characters: a body of 600,000 "é" (1.2 MB) or a 1 MB body with a
 100 KB attribute is accepted. The sizes are counted here, at the API (SQSResponse), so
 moto's own deliveries to queues keep their behaviour.
-
-Regression test: localcloud/tests/test_quotas.py
-::test_send_message_counts_utf8_bytes_and_attributes
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.sqs.constants import MAXIMUM_MESSAGE_LENGTH
 from moto.sqs.exceptions import BatchRequestTooLong, InvalidParameterValue
 from moto.sqs.responses import SQSResponse
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "message_size"]
 

@@ -70,15 +70,15 @@ def _s3(operation: str, params: Mapping[str, Any]) -> list[Need]:  # noqa: PLR09
     versioned = bool(params.get("VersionId"))
     listing = {"s3:prefix": params.get("Prefix", ""), "s3:delimiter": params.get("Delimiter")}
     listing = {k: v for k, v in listing.items() if v is not None}
+    # with a VersionId, the version's action: s3:GetObjectVersion, s3:GetObjectVersionTagging
+    version = "ObjectVersion" if versioned else "Object"
     simple = {
-        "GetObject": "s3:GetObjectVersion" if versioned else "s3:GetObject",
-        "HeadObject": "s3:GetObjectVersion" if versioned else "s3:GetObject",
-        "GetObjectAttributes": "s3:GetObjectVersionAttributes"
-        if versioned
-        else "s3:GetObjectAttributes",
-        "GetObjectTagging": "s3:GetObjectVersionTagging" if versioned else "s3:GetObjectTagging",
-        "PutObjectTagging": "s3:PutObjectVersionTagging" if versioned else "s3:PutObjectTagging",
-        "DeleteObject": "s3:DeleteObjectVersion" if versioned else "s3:DeleteObject",
+        "GetObject": f"s3:Get{version}",
+        "HeadObject": f"s3:Get{version}",
+        "GetObjectAttributes": f"s3:Get{version}Attributes",
+        "GetObjectTagging": f"s3:Get{version}Tagging",
+        "PutObjectTagging": f"s3:Put{version}Tagging",
+        "DeleteObject": f"s3:Delete{version}",
         "PutObject": "s3:PutObject",
         "CreateMultipartUpload": "s3:PutObject",
         "UploadPart": "s3:PutObject",
@@ -141,11 +141,9 @@ def _dynamodb(operation: str, params: Mapping[str, Any], region: str, account: s
             "ConditionCheck": "ConditionCheckItem",
             "Get": "GetItem",
         }
-        needs = []
-        for item in params.get("TransactItems") or []:
-            for kind, body in item.items():
-                needs.append(Need(f"dynamodb:{verbs[kind]}", table(body.get("TableName"))))
-        return needs
+        items = params.get("TransactItems") or []
+        pairs = [pair for item in items for pair in item.items()]
+        return [Need(f"dynamodb:{verbs[k]}", table(body.get("TableName"))) for k, body in pairs]
     if operation in ("DescribeStream", "GetShardIterator"):  # DynamoDB Streams
         return [Need(f"dynamodb:{operation}", str(params["StreamArn"]))]
     if operation == "GetRecords":  # moto's shard iterator is "<stream ARN>|1|<id>"
@@ -222,18 +220,13 @@ def required(  # noqa: PLR0911, PLR0912 - one branch per service
         arn = _arn_param(params, "stateMachineArn", "executionArn", "mapRunArn", "resourceArn")
         return [Need(f"states:{operation}", arn.split("#", 1)[0])]
     if prefix == "lambda":
-        action = (
-            "lambda:InvokeFunction"
-            if operation in ("Invoke", "InvokeAsync")
-            else f"lambda:{operation}"
-        )
+        verb = "InvokeFunction" if operation in ("Invoke", "InvokeAsync") else operation
         name = params.get("FunctionName")
-        resource = (
-            _function_arn(str(name), params.get("Qualifier"), region, account) if name else "*"
-        )
-        if not name and params.get("DurableExecutionArn"):  # a function version's sub-resource
-            resource = str(params["DurableExecutionArn"])
-        return [Need(action, resource)]
+        if name:
+            resource = _function_arn(str(name), params.get("Qualifier"), region, account)
+        else:  # a function version's sub-resource, or none
+            resource = str(params.get("DurableExecutionArn") or "*")
+        return [Need(f"lambda:{verb}", resource)]
     if prefix == "iam" and operation == "CreateServiceLinkedRole":
         service = {"iam:AWSServiceName": params.get("AWSServiceName", "")}
         return [Need("iam:CreateServiceLinkedRole", "*", service)]
@@ -245,12 +238,9 @@ def required(  # noqa: PLR0911, PLR0912 - one branch per service
         return [Need(f"kms:{operation}", key)]
     if prefix == "events" and operation == "PutEvents":
         buses = {str(e.get("EventBusName") or "default") for e in params.get("Entries") or []}
+        bus = f"arn:aws:events:{region}:{account}:event-bus/"
         return [
-            Need(
-                "events:PutEvents",
-                b if b.startswith("arn:") else f"arn:aws:events:{region}:{account}:event-bus/{b}",
-            )
-            for b in sorted(buses)
+            Need("events:PutEvents", b if b.startswith("arn:") else bus + b) for b in sorted(buses)
         ]
     if prefix == "glue":
         return _glue(operation, params, region, account)

@@ -4,13 +4,9 @@ On AWS a request is judged by its signature: the access key id names a principal
 assumed-role session's key is a temporary one (``ASIA`` and 16 upper-case letters or digits,
 with a secret and a session token); STS knows which role and session it belongs to, and IAM
 judges the request as ``arn:aws:sts::<account>:assumed-role/<role>/<session>``.
-
-:class:`CredentialsRegistry` is that knowledge for one local cloud (the :class:`Authorizer`
-owns one): ``issue`` makes credentials for a role session (what Lambda gives a function's
-environment), ``register`` records those STS's AssumeRole answered with
-(features/sts_sessions.py), and ``caller`` maps an access key id back to the
-:class:`~localcloud.iam.enforcement.Caller` the IAM layer judges. An unknown key is None:
-the caller is then whoever acts today (the thread's principal, else the administrator).
+:class:`CredentialsRegistry` is that knowledge for one local cloud (``Authorizer.credentials``,
+its ``caller_of`` the :class:`~localcloud.iam.enforcement.Caller` of a key; an unknown key's
+caller is whoever acts today: the thread's principal, else the administrator).
 
 Not modelled: expiry (a session's credentials stay valid while the cloud runs; AWS answers
 ``ExpiredToken`` after ``Expiration``), session policies and session tags.
@@ -62,20 +58,6 @@ class Session:
     def principal(self) -> Principal:
         return Principal(arn=self.role_arn, session=self.session_name)
 
-    @property
-    def arn(self) -> str:
-        """``arn:aws:sts::<account>:assumed-role/<role name>/<session name>``"""
-        return self.principal.caller
-
-    def as_credentials(self) -> dict[str, Any]:
-        """As STS's ``Credentials`` structure."""
-        return {
-            "AccessKeyId": self.access_key_id,
-            "SecretAccessKey": self.secret_access_key,
-            "SessionToken": self.session_token,
-            "Expiration": self.expiration,
-        }
-
 
 class CredentialsRegistry:
     """The role sessions of one local cloud, by access key id."""
@@ -87,22 +69,18 @@ class CredentialsRegistry:
     def issue(self, role_arn: str, session_name: str, *, duration: int = 3600) -> dict[str, Any]:
         """New credentials of a session of ``role_arn`` (``AccessKeyId``, ``SecretAccessKey``,
         ``SessionToken``, ``Expiration``), valid ``duration`` seconds (STS's default: 1 h)."""
-        while True:
+        key = ""
+        while not key or key in self._sessions:
             key = "ASIA" + "".join(secrets.choice(_KEY_ALPHABET) for _ in range(16))
-            if key not in self._sessions:
-                break
-        session = Session(
-            access_key_id=key,
-            secret_access_key="".join(secrets.choice(_SECRET_ALPHABET) for _ in range(40)),
-            session_token=secrets.token_urlsafe(96),
-            expiration=datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-            + datetime.timedelta(seconds=duration),
-            role_arn=role_arn,
-            session_name=session_name,
-        )
-        with self._lock:
-            self._sessions[key] = session
-        return session.as_credentials()
+        now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+        credentials = {
+            "AccessKeyId": key,
+            "SecretAccessKey": "".join(secrets.choice(_SECRET_ALPHABET) for _ in range(40)),
+            "SessionToken": secrets.token_urlsafe(96),
+            "Expiration": now + datetime.timedelta(seconds=duration),
+        }
+        self.register(credentials, role_arn, session_name)
+        return credentials
 
     def register(self, credentials: Mapping[str, Any], role_arn: str, session_name: str) -> None:
         """Record credentials made elsewhere (moto's AssumeRole) as a session of ``role_arn``."""
@@ -118,9 +96,4 @@ class CredentialsRegistry:
             self._sessions[session.access_key_id] = session
 
     def session(self, access_key_id: str | None) -> Session | None:
-        if not access_key_id:
-            return None
-        return self._sessions.get(access_key_id)
-
-    def __len__(self) -> int:
-        return len(self._sessions)
+        return self._sessions.get(access_key_id) if access_key_id else None

@@ -17,29 +17,24 @@ a function environment) is that session's, over HTTP and in the process
   function's role (features/event_source_mappings.py); an alarm action publishes as
   ``cloudwatch.amazonaws.com`` (features/alarm_actions.py).
 
-Threads inherit their starter's caller (``threads-inherit-the-caller``), as a process's
-threads share its credentials: a Parallel branch or Map iteration runs as its execution.
+Threads inherit their starter's caller (``threads-inherit-the-caller``): a Parallel branch
+or Map iteration runs as its execution.
 
-How (``authorize-sdk-calls``): a botocore ``before-call`` handler on every client maps the
-operation to the actions and resources AWS checks (iam/actions.py), evaluates them
-(iam/policy.py) against the caller's role policies (inline, and AWS managed ones with moto's
-copy of their documents) and the resource's policy (bucket, queue, topic, Lambda function,
-KMS key), and on a refusal returns the service's own error instead of sending the request:
-S3 ``AccessDenied`` 403 (a HEAD request gets a bodiless 403), DynamoDB/KMS/Step Functions
-``AccessDeniedException`` 400, Lambda ``AccessDeniedException`` 403, SNS
+How (``authorize-sdk-calls``, features/iam.py): a botocore ``before-call`` handler on every
+client maps the operation to the actions and resources AWS checks (iam/actions.py), evaluates
+them (iam/policy.py) against the caller's role policies (inline, and AWS managed ones with
+moto's copy of their documents) and the resource's policy (bucket, queue, topic, Lambda
+function, KMS key), and on a refusal returns the service's own error instead of sending the
+request: S3 ``AccessDenied`` 403 (a HEAD request gets a bodiless 403), DynamoDB/KMS/Step
+Functions ``AccessDeniedException`` 400, Lambda ``AccessDeniedException`` 403, SNS
 ``AuthorizationError`` 403, SQS ``AccessDenied`` 403, with the IAM message "User: <caller> is
-not authorized to perform: <action> on resource: <arn> because ...". Implicit checks AWS
-makes: publishing to an SNS topic encrypted with a KMS key needs ``kms:GenerateDataKey*`` and
-``kms:Decrypt`` on it (SNS answers ``KMSAccessDenied``), and reading a missing S3 object
-without ``s3:ListBucket`` is a 403, not a 404.
+not authorized to perform: <action> on resource: <arn> because ...". Implicit checks AWS makes:
+publishing to an SNS topic encrypted with a KMS key needs ``kms:GenerateDataKey*`` and
+``kms:Decrypt`` on it (SNS answers ``KMSAccessDenied``), and reading a missing S3 object without
+``s3:ListBucket`` is a 403, not a 404.
 
-``aws:SecureTransport`` is true for an ``https://`` request URL (every SDK client in the
-process) and for the local cloud's own http:// endpoint on this machine (served, or named by
-AWS_ENDPOINT_URL: it stands in for AWS's https:// one, and its clients have no TLS to choose);
-false for a plain-http AWS endpoint (``use_ssl=False``). A TLS-only policy then refuses what
-it refuses on AWS, and nothing a client of the local endpoint could have sent over TLS.
-
-Every decision is kept (``Authorizer.decisions``) for the least-privilege report.
+``aws:SecureTransport``: features/iam.py ``secure_transport``. Every decision is kept
+(``Authorizer.decisions``) for the least-privilege report.
 """
 
 from __future__ import annotations
@@ -124,6 +119,14 @@ def role(arn: str, session: str = "local") -> Caller:
     return Caller(Principal(arn=arn, session=session))
 
 
+def find_role(account: str, arn_or_name: str) -> Any:
+    """moto's role of this name (the last part of an ARN), or None."""
+    from moto.iam.models import iam_backends
+
+    name = arn_or_name.rsplit("/", 1)[-1]
+    return next((r for r in iam_backends[account]["aws"].roles.values() if r.name == name), None)
+
+
 def service(name: str, source_arn: str, account: str) -> Caller:
     """An AWS service acting for one of the account's resources (``source_arn``)."""
     context = {
@@ -170,20 +173,19 @@ def denial_message(caller: Caller, need: Need, decision: Decision) -> str:
     return f"User: {caller.principal.caller} is not authorized to perform: {action}{where} {why}"
 
 
+def error_parsed(code: str, status: int, message: str) -> dict[str, Any]:
+    """An error response as botocore parses it."""
+    metadata = {"RequestId": str(uuid.uuid4()), "HTTPStatusCode": status, "HTTPHeaders": {}}
+    return {"Error": {"Code": code, "Message": message}, "ResponseMetadata": metadata}
+
+
 def _error(
     code: str, status: int, message: str, *, head: bool = False
 ) -> tuple[Any, dict[str, Any]]:
     if head:  # a HEAD response has no body: botocore reports the status
         code, message = str(status), "Forbidden"
-    parsed = {
-        "Error": {"Code": code, "Message": message},
-        "ResponseMetadata": {
-            "RequestId": str(uuid.uuid4()),
-            "HTTPStatusCode": status,
-            "HTTPHeaders": {},
-        },
-    }
-    return AWSResponse("https://localcloud.invalid", status, {}, None), parsed
+    response = AWSResponse("https://localcloud.invalid", status, {}, None)
+    return response, error_parsed(code, status, message)
 
 
 # ------------------------------------------------------------------ the authorizer
@@ -235,16 +237,12 @@ class Authorizer:
         return role(f"arn:aws:iam::{self.account}:role/{ADMINISTRATOR}", "local")
 
     def identity_policies(self, role_arn: str) -> list[Policy]:
-        from moto.iam.models import iam_backends
-
         if role_arn == self.administrator.principal.arn:
             return [_ADMINISTRATOR_ACCESS]
-
-        name = role_arn.rsplit("/", 1)[-1]
-        backend = iam_backends[self.account]["aws"]
-        found = next((r for r in backend.roles.values() if r.name == name), None)
+        found = find_role(self.account, role_arn)
         if found is None:
             return []
+        name = found.name
         # The same documents as last time (moto replaces a document to change it): reuse.
         signature = (
             id(found),
@@ -260,87 +258,74 @@ class Authorizer:
             document = next(v.document for v in managed.versions if v.is_default)  # its default
             policies.append(self._parse(f"managed/{arn.rsplit('/', 1)[-1]}", document))
         for arn in self.managed.get(name, ()):
-            document = self._aws_managed(arn) or self._customer_managed(backend, arn)
+            document = self._managed_document(arn)
             if document is not None:
                 policies.append(self._parse(f"aws-managed/{arn.rsplit('/', 1)[-1]}", document))
         self._identity[role_arn] = (signature, policies)
         return policies
 
-    @staticmethod
-    def _customer_managed(backend: Any, arn: str) -> Any:
-        """A customer managed policy's default version (the template's own, by its ARN)."""
-        managed = backend.managed_policies.get(arn)
+    def _managed_document(self, arn: str) -> Any:
+        """An AWS managed policy's document (moto's copy), else a customer managed policy's
+        default version (the template's own, by its ARN)."""
+        from moto.iam.models import iam_backends
+
+        if ":iam::aws:policy/" in arn:
+            entry = _aws_managed_documents().get(arn.rsplit("/", 1)[-1])
+            if entry:
+                return entry["Document"]
+        managed = iam_backends[self.account]["aws"].managed_policies.get(arn)
         versions = getattr(managed, "versions", None) or ()
         return next((v.document for v in versions if v.is_default), None)
 
-    def _aws_managed(self, arn: str) -> Any:
-        if ":iam::aws:policy/" not in arn:
-            return None
-        entry = _aws_managed_documents().get(arn.rsplit("/", 1)[-1])
-        return entry["Document"] if entry else None
-
-    def resource_policy(  # noqa: PLR0911 - one branch per service
-        self, need: Need, region: str
-    ) -> tuple[Policy | None, bool]:
-        """The resource's policy and whether it is a KMS key policy."""
-        arn = need.resource
-        parts = arn.split(":", 5)
+    def resource_policy(self, need: Need, region: str) -> tuple[Policy | None, bool]:
+        """The resource's policy, and whether it must allow as a KMS key policy does (a key's,
+        and a role's trust policy for AssumeRole)."""
+        parts = need.resource.split(":", 5)
         if len(parts) < 6:
             return None, False
-        svc, region = parts[2], parts[3] or region
+        svc, region, name = parts[2], parts[3] or region, parts[5]
         try:
             if svc == "iam" and need.action.lower() == "sts:assumerole":
-                return self._trust_policy(parts[5]), True  # must trust, as a key policy
-            if svc == "s3":
-                from moto.s3.models import s3_backends
-
-                bucket = s3_backends[self.account]["aws"].buckets.get(parts[5].split("/", 1)[0])
-                raw = getattr(bucket, "policy", None)
-                return (
-                    self._parse(
-                        f"bucket/{bucket.name}", raw.decode() if isinstance(raw, bytes) else raw
-                    )
-                    if raw and bucket
-                    else None
-                ), False
-            if svc == "sqs":
-                from moto.sqs.models import sqs_backends
-
-                queue = sqs_backends[self.account][region].queues.get(parts[5])
-                raw = getattr(queue, "policy", None)
-                return (self._parse(f"queue/{parts[5]}", raw) if raw else None), False
-            if svc == "sns":
-                from moto.sns.models import sns_backends
-
-                topic = sns_backends[self.account][region].topics.get(arn)
-                return (
-                    self._parse(f"topic/{parts[5]}", topic._policy_json) if topic else None
-                ), False
-            if svc == "lambda":
-                from moto.awslambda.utils import get_backend
-
-                name = parts[5].split(":")[1] if ":" in parts[5] else parts[5]
-                fn = get_backend(self.account, region).get_function(name)
-                statements = fn.policy.statements if fn.policy else []
-                return (self._parse(f"function/{name}", statements) if statements else None), False
+                return self._trust_policy(name), True
             if svc == "kms":
-                key = self._kms_key(parts[5], region)
+                key = self._kms_key(name, region)
                 return (self._parse(f"key/{key.id}", key.policy) if key else None), True
+            policy_id, document = self._resource_document(svc, name, need.resource, region)
         except Exception:  # no such resource (moto's own errors): no policy
             return None, False
-        return None, False
+        return (self._parse(policy_id, document) if document else None), False
+
+    def _resource_document(self, svc: str, name: str, arn: str, region: str) -> tuple[str, Any]:
+        """(policy id, policy or None) of a bucket, queue, topic or function."""
+        if svc == "s3":
+            from moto.s3.models import s3_backends
+
+            bucket = name.split("/", 1)[0]
+            raw = getattr(s3_backends[self.account]["aws"].buckets.get(bucket), "policy", None)
+            return f"bucket/{bucket}", raw.decode() if isinstance(raw, bytes) else raw
+        if svc == "sqs":
+            from moto.sqs.models import sqs_backends
+
+            queue = sqs_backends[self.account][region].queues.get(name)
+            return f"queue/{name}", getattr(queue, "policy", None)
+        if svc == "sns":
+            from moto.sns.models import sns_backends
+
+            topic = sns_backends[self.account][region].topics.get(arn)
+            return f"topic/{name}", getattr(topic, "_policy_json", None)
+        if svc == "lambda":
+            from moto.awslambda.utils import get_backend
+
+            function = name.split(":")[1] if ":" in name else name
+            fn = get_backend(self.account, region).get_function(function)
+            return f"function/{function}", fn.policy.statements if fn.policy else None
+        return "", None
 
     def _trust_policy(self, resource: str) -> Policy | None:
         """A role's trust policy (``role/<path/>name``): who may assume it."""
-        from moto.iam.models import iam_backends
-
-        name = resource.rsplit("/", 1)[-1]
-        backend = iam_backends[self.account]["aws"]
-        found = next((r for r in backend.roles.values() if r.name == name), None)
+        found = find_role(self.account, resource)
         document = found.assume_role_policy_document if found is not None else None
-        if not document:
-            return None
-        return self._parse(f"trust/{name}", document)
+        return self._parse(f"trust/{found.name}", document) if document else None
 
     def _kms_key(self, resource: str, region: str) -> Any:
         from moto.kms.models import kms_backends
@@ -353,15 +338,14 @@ class Authorizer:
 
     # --- decisions --------------------------------------------------------------------
     def check(self, caller: Caller, need: Need, region: str, secure: bool) -> Decision:
+        principal = {
+            "aws:PrincipalArn": caller.principal.arn,
+            "aws:PrincipalServiceName": caller.principal.service,
+        }
         context = {
             "aws:SecureTransport": "true" if secure else "false",
             "aws:PrincipalAccount": self.account,
-            **({"aws:PrincipalArn": caller.principal.arn} if caller.principal.arn else {}),
-            **(
-                {"aws:PrincipalServiceName": caller.principal.service}
-                if caller.principal.service
-                else {}
-            ),
+            **{key: value for key, value in principal.items() if value},
             **caller.context,
             **need.context,
         }
@@ -461,12 +445,8 @@ class Authorizer:
             decision = self.check(caller, need, region, secure)
             if not decision.allowed:
                 code, status = _DENIED.get(signing_name, ("AccessDeniedException", 400))
-                return _error(
-                    code,
-                    status,
-                    denial_message(caller, need, decision),
-                    head=operation.startswith("Head"),
-                )
+                message = denial_message(caller, need, decision)
+                return _error(code, status, message, head=operation.startswith("Head"))
         if signing_name == "sns" and operation in ("Publish", "PublishBatch"):
             return self._topic_key(
                 caller, str(params.get("TopicArn") or params.get("TargetArn")), region, secure
@@ -523,17 +503,12 @@ class Authorizer:
         key_id = getattr(topic, "kms_master_key_id", "") if topic else ""
         if not key_id:
             return None
-        key = self._kms_key(
-            key_id.split(":", 5)[-1] if key_id.startswith("arn:") else key_id, region
-        )
+        key = self._kms_key(key_id.split(":", 5)[-1], region)  # an ARN's, or an id or alias
         if key is None:
             return None
-        key_arn = key.arn
         via = {"kms:ViaService": f"sns.{region}.amazonaws.com", "kms:CallerAccount": self.account}
         for action in ("kms:GenerateDataKey", "kms:Decrypt"):
-            need = Need(action, key_arn, via)
-            decision = self.check(caller, need, region, secure)
-            if not decision.allowed:
+            if not self.check(caller, Need(action, key.arn, via), region, secure).allowed:
                 message = (  # as SNS reports it (tests/conformance/samples/access-denied-*)
                     "null (Service: AWSKMS; Status Code: 400; Error Code: AccessDeniedException; "
                     f"Request ID: {uuid.uuid4()}; Proxy: null)"

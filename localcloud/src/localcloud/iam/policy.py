@@ -230,10 +230,6 @@ def _arn_like(pattern: str, value: str) -> bool:
     return len(want) == len(have) == 6 and all(_like(w, h) for w, h in zip(want, have, strict=True))
 
 
-def _number(value: Any) -> float:
-    return float(value)
-
-
 def _bool(value: Any) -> str:
     return str(value).lower()
 
@@ -251,12 +247,12 @@ OPERATORS: dict[str, tuple[Any, bool]] = {
     "ArnNotEquals": (lambda e, a: _arn_like(str(e), str(a)), True),
     "ArnNotLike": (lambda e, a: _arn_like(str(e), str(a)), True),
     "Bool": (lambda e, a: _bool(a) == _bool(e), False),
-    "NumericEquals": (lambda e, a: _number(a) == _number(e), False),
-    "NumericNotEquals": (lambda e, a: _number(a) == _number(e), True),
-    "NumericLessThan": (lambda e, a: _number(a) < _number(e), False),
-    "NumericLessThanEquals": (lambda e, a: _number(a) <= _number(e), False),
-    "NumericGreaterThan": (lambda e, a: _number(a) > _number(e), False),
-    "NumericGreaterThanEquals": (lambda e, a: _number(a) >= _number(e), False),
+    "NumericEquals": (lambda e, a: float(a) == float(e), False),
+    "NumericNotEquals": (lambda e, a: float(a) == float(e), True),
+    "NumericLessThan": (lambda e, a: float(a) < float(e), False),
+    "NumericLessThanEquals": (lambda e, a: float(a) <= float(e), False),
+    "NumericGreaterThan": (lambda e, a: float(a) > float(e), False),
+    "NumericGreaterThanEquals": (lambda e, a: float(a) >= float(e), False),
 }
 
 
@@ -274,10 +270,7 @@ def _split_operator(name: str) -> tuple[str, str, bool]:
 
 
 def _lookup(context: Mapping[str, Any], key: str) -> Any:
-    for name, value in context.items():
-        if name.lower() == key.lower():
-            return value
-    return None
+    return next((value for name, value in context.items() if name.lower() == key.lower()), None)
 
 
 def _conditions_hold(
@@ -308,10 +301,6 @@ def _conditions_hold(
     return True
 
 
-def condition_keys(policy: Policy) -> set[str]:
-    return {key for s in policy.statements for block in s.condition.values() for key in block}
-
-
 def unknown_condition_keys(policy: Policy, known: Iterable[str]) -> set[str]:
     """Condition keys of ``policy`` outside ``known`` (case-insensitive); also checks that
     every operator is one the evaluator has (PolicyError otherwise)."""
@@ -319,7 +308,8 @@ def unknown_condition_keys(policy: Policy, known: Iterable[str]) -> set[str]:
         for operator in statement.condition:
             _split_operator(operator)
     lowered = {k.lower() for k in known}
-    return {key for key in condition_keys(policy) if key.lower() not in lowered}
+    keys = {key for s in policy.statements for block in s.condition.values() for key in block}
+    return {key for key in keys if key.lower() not in lowered}
 
 
 # ------------------------------------------------------------------ evaluation

@@ -21,7 +21,7 @@ import fnmatch
 import json
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -89,10 +89,8 @@ def usage(authorizer: Authorizer, resources: dict[str, str], region: str) -> dic
                 "calls": 0,
             }
     for decision in authorizer.decisions:
-        principal = Principal(
-            arn=decision["principal"] if decision["principal"].startswith("arn:") else "",
-            service="" if decision["principal"].startswith("arn:") else decision["principal"],
-        )
+        who = decision["principal"]
+        principal = Principal(arn=who) if who.startswith("arn:") else Principal(service=who)
         request = Request(principal, decision["action"], decision["resource"], decision["context"])
         identity = authorizer.identity_policies(principal.arn) if principal.arn else []
         resource, is_key = authorizer.resource_policy(Need("", decision["resource"]), region)
@@ -105,13 +103,8 @@ def usage(authorizer: Authorizer, resources: dict[str, str], region: str) -> dic
             if decision["action"] not in entry["used"]:
                 entry["used"].append(decision["action"])
             if decision["allowed"] and not entry["needed"]:
-                rest = _without([*identity, *([resource] if resource else [])], statement)
-                again = evaluate(
-                    request,
-                    rest[: len(identity)],
-                    rest[len(identity)] if resource else None,
-                    key_policy=is_key,
-                )
+                alone = _without([resource], statement)[0] if resource else None
+                again = evaluate(request, _without(identity, statement), alone, key_policy=is_key)
                 entry["needed"] = not again.allowed
     return out
 
@@ -144,13 +137,18 @@ def write(authorizer: Authorizer, resources: dict[str, str], region: str, templa
     return path
 
 
+def _records(directory: Path, template: Path | None) -> Iterator[dict[str, Any]]:
+    """The runs logged in ``directory`` (of ``template`` only, if given)."""
+    for path in sorted(Path(directory).glob("*.json")):
+        record = json.loads(path.read_text())
+        if template is None or Path(record["template"]).resolve() == template.resolve():
+            yield record
+
+
 def merge(directory: Path, template: Path | None = None) -> dict[str, dict[str, Any]]:
     """The statements of every run logged in ``directory`` (of ``template`` only, if given)."""
     merged: dict[str, dict[str, Any]] = {}
-    for path in sorted(Path(directory).glob("*.json")):
-        record = json.loads(path.read_text())
-        if template is not None and Path(record["template"]).resolve() != template.resolve():
-            continue
+    for record in _records(directory, template):
         for name, entry in record["statements"].items():
             into = merged.setdefault(name, {**entry, "used": [], "needed": False, "calls": 0})
             into["used"] = sorted({*into["used"], *entry["used"]})
@@ -161,12 +159,7 @@ def merge(directory: Path, template: Path | None = None) -> dict[str, dict[str, 
 
 def refused(directory: Path, template: Path) -> list[str]:
     """Every call refused to the stack's principals in the runs of ``template``."""
-    out: set[str] = set()
-    for path in sorted(Path(directory).glob("*.json")):
-        record = json.loads(path.read_text())
-        if Path(record["template"]).resolve() == template.resolve():
-            out.update(record.get("denied", []))
-    return sorted(out)
+    return sorted({d for record in _records(directory, template) for d in record.get("denied", [])})
 
 
 def justifications(template: dict[str, Any]) -> dict[tuple[str, str], str]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import pickle
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
@@ -41,9 +41,7 @@ from moto.dynamodb.parsing.validators import (
 )
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -53,7 +51,7 @@ _MAX_EXPRESSIONS = 1024
 _trees: dict[str, Any] = {}  # expression -> parsed tree (shared, never mutated)
 _pickles: dict[int, tuple[Any, bytes]] = {}  # id(tree) -> (tree, its pickle): ids stay valid
 _passed: set[tuple[Any, ...]] = set()  # (id(tree), names, table keys) whose static checks passed
-_lock = threading.Lock()
+_lock = threading.RLock()
 
 
 def _make(cls: type, expression_str: str) -> Any:
@@ -63,19 +61,10 @@ def _make(cls: type, expression_str: str) -> Any:
         data = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
         with _lock:
             if len(_trees) >= _MAX_EXPRESSIONS:
-                _trees.clear()
-                _pickles.clear()
-                _passed.clear()
+                _clear()
             _trees[expression_str] = tree
             _pickles[id(tree)] = (tree, data)
     return tree
-
-
-def _copy_tree(tree: Any) -> Any:
-    cached = _pickles.get(id(tree))
-    if cached is None or cached[0] is not tree:
-        return copy.deepcopy(tree)  # a tree this module did not parse
-    return pickle.loads(cached[1])  # noqa: S301 - bytes this process pickled itself
 
 
 def _validator_init(  # noqa: PLR0917 - moto's signature
@@ -91,34 +80,30 @@ def _validator_init(  # noqa: PLR0917 - moto's signature
     self.item = item
     self.table = table
     self.processors = self.get_ast_processors()
-    self.node_to_validate = _copy_tree(expression)
     cached = _pickles.get(id(expression))
+    if cached is None or cached[0] is not expression:  # a tree this module did not parse
+        self.node_to_validate = copy.deepcopy(expression)
+        self._static_key = None  # type: ignore[attr-defined]
+        return
+    self.node_to_validate = pickle.loads(cached[1])  # noqa: S301 - bytes this process pickled
     # Only cached trees stay alive, so only their ids can key what has passed.
-    self._static_key = (  # type: ignore[attr-defined]
-        (
-            id(expression),
-            tuple(sorted((expression_attribute_names or {}).items())),
-            tuple(getattr(table, "table_key_attrs", ()) or ()),
-        )
-        if cached is not None and cached[0] is expression
-        else None
-    )
+    names = tuple(sorted((expression_attribute_names or {}).items()))
+    keys = tuple(getattr(table, "table_key_attrs", ()) or ())
+    self._static_key = (id(expression), names, keys)  # type: ignore[attr-defined]
 
 
 def _validate(self: UpdateExpressionValidator) -> Any:
     node = self.node_to_validate
     processors = list(self.processors)
     static = len(_EXPRESSION_ONLY)
-    checked = all(
-        isinstance(p, cls) for p, cls in zip(processors[:static], _EXPRESSION_ONLY, strict=False)
-    )
     key = getattr(self, "_static_key", None)
-    if checked and key is not None and key in _passed:
-        processors = processors[static:]
-        checked = False
+    if not all(isinstance(p, c) for p, c in zip(processors, _EXPRESSION_ONLY, strict=False)):
+        key = None  # not moto's checks in moto's order: none skipped, none recorded
+    elif key in _passed:
+        processors, key = processors[static:], None
     for index, processor in enumerate(processors):
         node = processor.traverse(node)
-        if checked and index == static - 1 and key is not None:
+        if key is not None and index == static - 1:
             with _lock:
                 _passed.add(key)
     return node

@@ -1,22 +1,19 @@
 """Word when an execution ends, instead of polling for it.
 
-Waiting for an execution would poll DescribeExecution (or moto's backend) every 50 ms. The
-worker reports its end to ``BaseExecutionWorkerCommunication.terminated`` (moto:
-stepfunctions/parser/backend/execution.py); the patch notifies
-``Runtime.executions_changed`` there, which ``Runtime.wait_until`` waits on. Without it,
-``wait_until`` re-checks every 50 ms: the same answers, later.
+The worker reports its end to ``BaseExecutionWorkerCommunication.terminated`` (moto:
+stepfunctions/parser/backend/execution.py); the patch notifies ``Runtime.executions_changed``
+there, which ``Runtime.wait_until`` waits on. Without it, ``wait_until`` re-checks every
+50 ms: the same answers, later.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.stepfunctions.parser.backend import execution as sfn_execution
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.kms import models as kms_models
 from moto.kms.utils import AbstractPrivateKey
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES", "LazyPrivateKey"]
 
@@ -65,12 +63,10 @@ class LazyPrivateKey(AbstractPrivateKey):
 
 
 def _build(rt: Runtime) -> Targets:
-    generate_private_key = kms_models.generate_private_key
-
-    def lazy_private_key(key_spec: str) -> AbstractPrivateKey:
-        return LazyPrivateKey(key_spec, generate_private_key)
-
-    return {(kms_models, "generate_private_key"): lazy_private_key}
+    generate = kms_models.generate_private_key
+    return {
+        (kms_models, "generate_private_key"): lambda key_spec: LazyPrivateKey(key_spec, generate)
+    }
 
 
 PATCHES = [

@@ -14,12 +14,10 @@ pieces of it are waste here (line numbers: botocore 1.43, moto 5.2.x):
 * ``S3Backend._url_module`` (moto/s3/models.py:1868) re-imports ``moto.s3.urls`` on every
   S3 request, for environment variables that do not change while the local cloud runs.
   The module is reloaded once, at install.
-
 * ``BackendDict.__getitem__`` (moto/core/base_backend.py:349), on every backend lookup, takes
   a lock and searches the list of used services with a custom ``__eq__``. A present account
   is returned directly: an account is only ever added by that method, which also registers
   the service, and moto's reset clears both together.
-
 * moto's response serializer (moto/core/serialize.py:357 ``ResponseSerializer.get_value``)
   asks an ``AttributePicker`` for every member of every shape, and the picker instantiates
   its six alias providers each time to list the keys it tries: a three-attribute GetItem
@@ -32,20 +30,17 @@ pieces of it are waste here (line numbers: botocore 1.43, moto 5.2.x):
 * botocore rebuilds the User-Agent header on every request, character by character
   (botocore/useragent.py:142 ``sanitize_user_agent_string_component``, a pure function of
   its arguments); its results are memoised.
-
 * on the served path (``localcloud up``, function environments), moto's dispatcher looks for
   the request's service among ``backends.list_of_moto_modules()`` (moto/backends.py:189), a
   listing of moto's package directory with a ``stat`` of each of its ~200 entries, on every
   request: about 1.5 ms of a served call's 4.5 ms of server CPU. The listing is made once.
-
-``install()`` / ``uninstall()`` apply and undo all seven (LocalCloud does both).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import botocore.auth as botocore_auth
 import botocore.useragent as botocore_useragent
@@ -59,9 +54,7 @@ from moto.core.utils import get_value as _moto_get_value
 from moto.s3.models import S3Backend
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -98,10 +91,6 @@ def _method_names(clazz: type) -> list[str]:
 @functools.cache
 def _moto_modules() -> tuple[str, ...]:
     return tuple(_ORIG_LIST_OF_MOTO_MODULES())
-
-
-def _s3_url_module(self: S3Backend) -> Any:
-    return s3_urls
 
 
 def _backend(self: BackendDict[Any], account_id: str) -> Any:
@@ -148,18 +137,6 @@ def _sanitize_ua(raw_str: str, allow_hash: bool) -> str:
     return str(_ORIG_SANITIZE_USER_AGENT_STRING_COMPONENT(raw_str, allow_hash))
 
 
-def _table() -> Targets:
-    return {
-        (SigV4Auth, "add_auth"): _add_auth,
-        (moto_responses, "method_names_from_class"): _method_names,
-        (S3Backend, "_url_module"): property(_s3_url_module),
-        (BackendDict, "__getitem__"): _backend,
-        (moto_serialize.ResponseSerializer, "get_value"): _serializer_get_value,
-        (botocore_useragent, "sanitize_user_agent_string_component"): _sanitize_ua,
-        (moto_backends, "list_of_moto_modules"): _moto_modules,
-    }
-
-
 def _close() -> None:
     _method_names.cache_clear()
     _PICKED_KEYS.clear()
@@ -169,7 +146,15 @@ def _close() -> None:
 def _build(rt: Runtime) -> Targets:
     importlib.reload(s3_urls)  # what moto does per S3 request, once
     rt.on_close(_close)
-    return _table()
+    return {
+        (SigV4Auth, "add_auth"): _add_auth,
+        (moto_responses, "method_names_from_class"): _method_names,
+        (S3Backend, "_url_module"): property(lambda backend: s3_urls),
+        (BackendDict, "__getitem__"): _backend,
+        (moto_serialize.ResponseSerializer, "get_value"): _serializer_get_value,
+        (botocore_useragent, "sanitize_user_agent_string_component"): _sanitize_ua,
+        (moto_backends, "list_of_moto_modules"): _moto_modules,
+    }
 
 
 PATCHES = [

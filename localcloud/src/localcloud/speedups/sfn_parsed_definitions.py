@@ -11,15 +11,13 @@ is shared.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
 from moto.stepfunctions.parser.asl.parse import asl_parser
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -61,9 +59,7 @@ def _cached_parse(definition: str) -> Any:
 
 
 def _build(rt: Runtime) -> Targets:
-    cached_parse = _cached_parse
-
-    return {(asl_parser.AmazonStateLanguageParser, "parse"): staticmethod(cached_parse)}
+    return {(asl_parser.AmazonStateLanguageParser, "parse"): staticmethod(_cached_parse)}
 
 
 PATCHES = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import boto3
 from jsonpath_ng import parse as jp_parse
@@ -25,19 +25,14 @@ from moto.stepfunctions.parser.asl.utils import boto_client, json_path
 
 from localcloud.fixes.sfn_failure_passthrough import service_classes
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
 _cached_ext_parse = functools.lru_cache(maxsize=4096)(jp_ext_parse)
 _cached_jp_parse = functools.lru_cache(maxsize=4096)(jp_parse)
-
-
 _LOCK = threading.Lock()
-#: by boto3's default session (the local cloud keeps one per process and handler list), region
-#: and service: a client keeps nothing of a cloud, so the next cloud of the process reuses it
+#: a client keeps nothing of a cloud: the next cloud of the process reuses it
 _CLIENTS: dict[tuple[Any, str, str], Any] = {}
 
 

@@ -14,7 +14,6 @@ quadratic. Same rules, cheaper bookkeeping (line numbers: moto 5.2.x):
   Receipt handles are indexed as moto issues them (``Message.mark_received``);
 * the retention check in ``ReceiveMessage`` (models.py:1282) computes every queue attribute
   to read MessageRetentionPeriod, once per message looked at. It reads the one attribute.
-
 """
 
 from __future__ import annotations
@@ -22,15 +21,13 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.sqs.exceptions import ReceiptHandleIsInvalid
 from moto.sqs.models import Message, Queue, SQSBackend
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 
@@ -43,14 +40,6 @@ _handles: weakref.WeakValueDictionary[str, Message] = weakref.WeakValueDictionar
 
 def _now_ms() -> float:
     return time.time() * 1000.0
-
-
-def _visible(self: Message) -> bool:
-    return bool(_now_ms() > self.visible_at)
-
-
-def _delayed(self: Message) -> bool:
-    return bool(_now_ms() < self.delayed_until)
 
 
 def _messages(self: Queue) -> list[Message]:
@@ -111,28 +100,18 @@ def _retention_check(self: SQSBackend, queue_name: str, message: Message) -> boo
     return bool(int(queue.message_retention_period) + sent_ms / 1000 > time.time())
 
 
-def _table() -> Targets:
-    patches: dict[tuple[type, str], Any] = {
-        (Message, "visible"): property(_visible),
-        (Message, "delayed"): property(_delayed),
+def _build(rt: Runtime) -> Targets:
+    rt.on_close(_handles.clear)
+    return {
+        (Message, "visible"): property(lambda message: _now_ms() > message.visible_at),
+        (Message, "delayed"): property(lambda message: _now_ms() < message.delayed_until),
         (Message, "mark_received"): _mark_received,
         (Queue, "messages"): property(_messages),
         (Queue, "delete_message"): _delete_message,
         (SQSBackend, "send_message"): _send_message,
         (SQSBackend, "is_message_valid_based_on_retention_period"): _retention_check,
+        **{(Queue, name): _count(name, keep) for name, keep in _COUNTS.items()},
     }
-    for name, keep in _COUNTS.items():
-        patches[(Queue, name)] = _count(name, keep)
-    return patches
-
-
-def _close() -> None:
-    _handles.clear()
-
-
-def _build(rt: Runtime) -> Targets:
-    rt.on_close(_close)
-    return _table()
 
 
 PATCHES = [

@@ -5,18 +5,11 @@ that route them here are features/cloudformation_stack_api.py (through ``Runtime
 moto takes a template as given: one with ``Transform: AWS::Serverless-2016-10-31`` reaches
 its parser untransformed, which skips every ``AWS::Serverless::*`` resource, and the functions
 went on running the code of the first deploy. Here a template sent to the API is prepared as
-the deploy prepares one (the SAM transform, run server-side as CloudFormation runs it; the
-local cloud's refusals by name, answered as a ``ValidationError``), moto creates or updates
-the stack with the deploy's own patches, and then, as after a deploy:
-
-* the roles' managed policies reach the IAM layer, and state machines their log delivery;
-* each function runs the code deployed (inline, or the zip in S3 that ``sam package``
-  uploaded), and a published version, or an alias on it, the code it was published with: the
-  code of the function's zip (features/lambda_processes.py);
-* listeners (a ``LocalCloud``) are told, and refresh the stack's outputs and resources.
-
-A template given to the API names its code in S3 or inline: a local ``CodeUri`` is refused,
-as CloudFormation's transform refuses it.
+the deploy prepares one (the SAM transform run server-side, as CloudFormation runs it), moto
+creates or updates the stack with the deploy's own patches, and then, as after a deploy, each
+function runs the code deployed (inline, or the zip in S3 that ``sam package`` uploaded), and
+a published version, or an alias on it, the code it was published with: the code of the
+function's zip (features/lambda_processes.py).
 """
 
 from __future__ import annotations
@@ -25,13 +18,14 @@ import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import ClientError
 from moto.cloudformation.exceptions import ValidationError
 
 from localcloud.code import unpacked
 from localcloud.patching import PatchSet
+from localcloud.runtime import Runtime
 from localcloud.stack import custom_resources
 from localcloud.stack.base import StackDeployError
 from localcloud.stack.clients import DeployClients
@@ -46,9 +40,6 @@ from localcloud.stack.deploy import (
 )
 from localcloud.stack.properties import _apply_ignored_properties
 from localcloud.stack.template import parse_yaml
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
 
 __all__ = ["StackOperations"]
 
@@ -166,8 +157,7 @@ class StackOperations:
     parameter_values = staticmethod(parameter_values)
 
     def prepare(self, backend: Any, name: str, template: str, parameters: Any) -> str:
-        """The template as the deploy prepares it (SAM transform, checks); what CloudFormation
-        refuses is a ValidationError. ``parameters``:
+        """The template as the deploy prepares it (SAM transform, checks). ``parameters``:
         UpdateStack's list, or a change set's resolved values."""
         source: Any = copy.deepcopy(parse_yaml(template)) if isinstance(template, str) else None
         if not isinstance(source, dict):
@@ -176,23 +166,19 @@ class StackOperations:
             values = {k: str(v) for k, v in parameters.items()}
         else:
             values = parameter_values(backend.get_stack(name), parameters)
+        clients = DeployClients(backend.region_name)
         try:
             local = _local_paths(source)
             if local:
                 raise StackDeployError(
-                    f"{', '.join(local)}: a template sent to CloudFormation "
-                    "names its code by an S3 URI (what sam package or sam deploy uploads) or "
-                    "inline, not by a local path"
+                    f"{', '.join(local)}: a template sent to CloudFormation names its code by an "
+                    "S3 URI (what sam package or sam deploy uploads) or inline, not by a local path"
                 )
-            _s3_definitions(source, DeployClients(backend.region_name))
-            transformed = prepare_source(
-                source,
-                Path.cwd(),
-                f"the template of stack {name}",
-                parameters=values,
-                upload=_Artifacts(name, DeployClients(backend.region_name)),
-            )
-            _check_s3_code(transformed, DeployClients(backend.region_name))
+            _s3_definitions(source, clients)
+            where = f"the template of stack {name}"
+            upload = _Artifacts(name, clients)
+            transformed = prepare_source(source, Path.cwd(), where, values, upload)
+            _check_s3_code(transformed, clients)
         except StackDeployError as exc:  # what CloudFormation answers a template it refuses
             raise ValidationError(name, message=str(exc)) from exc
         return json.dumps(transformed)
@@ -209,10 +195,7 @@ class StackOperations:
         patches.install(rt)
         try:
             with custom_resources.managed_policies_meanwhile(
-                rt,
-                region,
-                stack.name,
-                lambda physical: _managed_policies(json.loads(body), physical),
+                rt, region, stack.name, lambda ids: _managed_policies(json.loads(body), ids)
             ):
                 done = change()
             _apply_ignored_properties(rt.deploy_report.created, DeployClients(region))
@@ -221,8 +204,9 @@ class StackOperations:
         return done
 
     def settle(self, rt: Runtime, stack: Any, body: str) -> None:
-        """After a create or an update: the IAM layer, functions and listeners, as after a
-        deploy."""
+        """After a create or an update, as after a deploy: the roles' managed policies reach the
+        IAM layer, state machines their log delivery; listeners (a ``LocalCloud``) are told, and
+        refresh the stack's outputs and resources."""
         region, template = stack.region_name, json.loads(body)
         clients = DeployClients(region)
         resources, types = _physical_resources(clients("cloudformation"), stack.name)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 
 LOG = logging.getLogger(__name__)
-CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
 # Account that publishes the official Powertools for AWS Lambda layers.
 PUBLIC_LAYER_ACCOUNTS = frozenset({"017000801446"})
-_UNRESOLVED = re.compile(r"\$\{[A-Za-z0-9_.:]+\}")
 _PARTITION = "aws"
 
 
@@ -57,5 +54,4 @@ class DeployedStack:
     restored: bool = False  # copied back from this process's first deploy (stack/snapshot.py)
 
     def stop(self) -> None:
-        """What stopping the cloud does to the stack: nothing here (its custom resources get
-        their Delete: custom_resources.StackWithCustomResources)."""
+        """Nothing (custom_resources.StackWithCustomResources deletes its custom resources)."""

@@ -1,4 +1,5 @@
-"""The AWS clients of a deploy, by service (localcloud.clients: kept per default session)."""
+"""boto3 clients of boto3's default session for one deploy's region, one per service (kept by
+localcloud.clients)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ __all__ = ["DeployClients"]
 
 
 class DeployClients:
-    """boto3 clients of boto3's default session for one deploy's region, one per service."""
-
     def __init__(self, region: str) -> None:
         self.region = region
 

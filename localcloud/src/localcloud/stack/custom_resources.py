@@ -1,16 +1,8 @@
 """The deploy's side of custom resources (the protocol is in
-features/cloudformation_custom_resources.py).
-
-* While ``create_stack`` runs, a custom resource's provider function is invoked:
-  :func:`managed_policies_meanwhile` makes the managed policies of the roles created so far
-  known to the local cloud's IAM (the deploy reads them all once the stack is created).
-  (``cfnresponse``, the module Lambda provides to inline code, is in its zip beside
-  ``index.py``: moto's CloudFormation puts it there.)
-* Stopping the cloud deletes the stack's custom resources as deleting the stack would
-  (:class:`StackWithCustomResources`): each provider gets its Delete, newest first; one that
-  fails is logged, and the cloud stops anyway.
-* A deploy with custom resources is not recorded by the snapshot speedup: its providers' side
-  effects are not all in moto.
+features/cloudformation_custom_resources.py; ``cfnresponse``, the module Lambda provides to
+inline code, is in its zip beside ``index.py``: moto's CloudFormation puts it there). A deploy
+with custom resources is not recorded by the snapshot speedup: its providers' side effects are
+not all in moto.
 """
 
 from __future__ import annotations
@@ -18,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from moto.awslambda.utils import get_backend as get_lambda_backend
 from moto.cloudformation import cloudformation_backends
@@ -39,6 +32,11 @@ def present(types: Mapping[str, str]) -> bool:
     return any(is_custom_resource_type(t) for t in types.values())
 
 
+def _moto_stack(region: str, name: str) -> Any:
+    stacks = cloudformation_backends[DEFAULT_ACCOUNT_ID][region].stacks.values()
+    return next((s for s in stacks if s.name == name), None)
+
+
 @contextmanager
 def managed_policies_meanwhile(
     runtime: Runtime,
@@ -55,8 +53,7 @@ def managed_policies_meanwhile(
         return
 
     def before_invoking(function_name: str) -> None:
-        stacks = cloudformation_backends[DEFAULT_ACCOUNT_ID][region].stacks.values()
-        stack = next((s for s in stacks if s.name == stack_name), None)
+        stack = _moto_stack(region, stack_name)
         resources = dict(stack.resource_map._parsed_resources) if stack is not None else {}
         physical = {
             lid: model.physical_resource_id
@@ -74,15 +71,12 @@ def managed_policies_meanwhile(
 
 @dataclass(frozen=True)
 class StackWithCustomResources(DeployedStack):
-    """A deployed stack with custom resources: when the cloud stops, they are deleted first."""
+    """A deployed stack with custom resources: stopping the cloud deletes them as deleting the
+    stack would (each provider gets its Delete, newest first; one that fails is logged, and the
+    cloud stops anyway)."""
 
     def stop(self) -> None:
-        """Send each custom resource its Delete (newest first)."""
-        self.delete_custom_resources()
-
-    def delete_custom_resources(self) -> None:
-        backends = cloudformation_backends[DEFAULT_ACCOUNT_ID][self.region]
-        stack = next((s for s in backends.stacks.values() if s.name == self.stack_name), None)
+        stack = _moto_stack(self.region, self.stack_name)
         if stack is None:  # deleted (DeleteStack sent the Deletes) or the mock is gone
             return
         try:

@@ -14,33 +14,34 @@ from typing import Any
 
 from localcloud.stack.base import StackDeployError
 
-__all__ = ["check_circular_dependencies", "dependencies"]
+__all__ = ["check_circular_dependencies", "dependencies", "references"]
 
 _SUB_NAME = re.compile(r"\$\{([^!}][^}]*)\}")
 
 
-def _named(node: Any, names: set[str]) -> set[str]:
+def references(node: Any, *, sub: bool = True) -> set[str]:
+    """The names ``node`` refers to by ``Ref``, ``Fn::GetAtt`` and (``sub``) ``Fn::Sub``."""
     found: set[str] = set()
     if isinstance(node, dict):
         for key, value in node.items():
             if key == "Ref" and isinstance(value, str):
-                found |= {value} & names
+                found.add(value)
             elif key == "Fn::GetAtt":
                 target = value.split(".", 1)[0] if isinstance(value, str) else value
                 if isinstance(target, list) and target:
                     target = target[0]
-                found |= {target} & names if isinstance(target, str) else set()
-            elif key == "Fn::Sub":
+                found |= {target} if isinstance(target, str) else set()
+            elif key == "Fn::Sub" and sub:
                 text, variables = (value, {}) if isinstance(value, str) else (value[0], value[1])
                 if isinstance(text, str):
                     refs = {m.split(".", 1)[0] for m in _SUB_NAME.findall(text)}
-                    found |= (refs - set(variables or {})) & names
-                found |= _named(variables, names)
+                    found |= refs - set(variables or {})
+                found |= references(variables)
                 continue
-            found |= _named(value, names)
+            found |= references(value, sub=sub)
     elif isinstance(node, list):
         for value in node:
-            found |= _named(value, names)
+            found |= references(value, sub=sub)
     return found
 
 
@@ -52,7 +53,7 @@ def dependencies(template: dict[str, Any]) -> dict[str, set[str]]:
     for logical_id, resource in resources.items():
         depends = resource.get("DependsOn") or []
         depends = [depends] if isinstance(depends, str) else depends
-        needs = _named(resource.get("Properties") or {}, names) | (set(depends) & names)
+        needs = (references(resource.get("Properties") or {}) | set(depends)) & names
         found[logical_id] = needs - {logical_id}
     return found
 
@@ -60,10 +61,7 @@ def dependencies(template: dict[str, Any]) -> dict[str, set[str]]:
 def check_circular_dependencies(template: dict[str, Any]) -> None:
     """Refuse, as CloudFormation does, a template whose resources cannot be ordered."""
     remaining = dependencies(template)
-    while True:
-        ready = [name for name, needs in remaining.items() if not needs & remaining.keys()]
-        if not ready:
-            break
+    while ready := [name for name, needs in remaining.items() if not needs & remaining.keys()]:
         for name in ready:
             del remaining[name]
     if remaining:

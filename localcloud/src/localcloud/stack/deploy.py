@@ -20,8 +20,6 @@ from localcloud.runtime import Runtime
 from localcloud.stack import custom_resources, patches, snapshot
 from localcloud.stack import speedups as speedup_patches
 from localcloud.stack.base import (
-    _UNRESOLVED,
-    CAPABILITIES,
     LOG,
     DeployedStack,
     StackDeployError,
@@ -29,7 +27,7 @@ from localcloud.stack.base import (
     UnsupportedResourceError,
 )
 from localcloud.stack.clients import DeployClients
-from localcloud.stack.dependencies import check_circular_dependencies
+from localcloud.stack.dependencies import check_circular_dependencies, references
 from localcloud.stack.properties import _apply_ignored_properties
 from localcloud.stack.ssm import _check_ssm_parameters
 from localcloud.stack.support import (
@@ -39,8 +37,10 @@ from localcloud.stack.support import (
 )
 from localcloud.stack.template import load_template, localize, override_environment, sam_transform
 
+CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
+_UNRESOLVED = re.compile(r"\$\{[A-Za-z0-9_.:]+\}")
 
-# ------------------------------------------------------------------ deploy
+
 class _MotoLogCapture(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -63,8 +63,7 @@ _RUN_TIME_WARNINGS = ("Unsupported Optimised service integration",)
 def deploy_patch_set(*, speedups: bool | None = None) -> PatchSet:
     """The patches installed around ``create_stack`` (stack/patches.py, and stack/speedups.py
     when speedups are on), minus those named in ``LOCALCLOUD_WITHOUT``."""
-    if speedups is None:
-        speedups = speedups_enabled()
+    speedups = speedups_enabled() if speedups is None else speedups
     without = without_from_environment()
     chosen = [*patches.PATCHES, *(speedup_patches.PATCHES if speedups else [])]
     return PatchSet(p for p in chosen if p.name not in without)
@@ -81,42 +80,38 @@ def _create_stack(
     cfn = clients("cloudformation")
     report = runtime.deploy_report
     report.clear()
-    failures, created = report.failures, report.created
     patches = deploy_patch_set()
-    moto_log = logging.getLogger("moto")
     capture = _MotoLogCapture()  # e.g. a GetAtt moto cannot resolve: the property is dropped
-    moto_log.addHandler(capture)
+    logging.getLogger("moto").addHandler(capture)
     error: Exception | None = None
-    patches.install(runtime)
     try:
-        try:
-            cfn.create_stack(
-                StackName=stack_name,
-                TemplateBody=body,
-                Parameters=[
-                    {"ParameterKey": k, "ParameterValue": str(v)} for k, v in parameters.items()
-                ],
-                Capabilities=CAPABILITIES,
-            )
-            _apply_ignored_properties(created, clients)  # layers resolve through the patches
-        finally:
-            patches.uninstall()
+        patches.install(runtime)
+        cfn.create_stack(
+            StackName=stack_name,
+            TemplateBody=body,
+            Parameters=[
+                {"ParameterKey": k, "ParameterValue": str(v)} for k, v in parameters.items()
+            ],
+            Capabilities=CAPABILITIES,
+        )
+        _apply_ignored_properties(report.created, clients)  # layers resolve through the patches
     except StackDeployError:
         raise
     except Exception as exc:  # moto raises from the failing resource instead of CREATE_FAILED
         error = exc
     finally:
-        moto_log.removeHandler(capture)
+        patches.uninstall()
+        logging.getLogger("moto").removeHandler(capture)
     status = None
     if error is None:
         status = cfn.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
     if error is not None or status != "CREATE_COMPLETE" or capture.messages:
         head = f"{type(error).__name__}: {error}" if error else f"status {status}"
         lines = [f"stack {stack_name}: {head}"]
-        if failures:
-            lid, rtype, reason = failures[0]
+        if report.failures:
+            lid, rtype, reason = report.failures[0]
             lines.append(f"  failed resource: {lid} ({rtype}): {reason}")
-            lines += [f"  then: {lid} ({rtype}) failed" for lid, rtype, _ in failures[1:]]
+            lines += [f"  then: {lid} ({rtype}) failed" for lid, rtype, _ in report.failures[1:]]
         lines += [f"  moto: {message}" for message in capture.messages]
         raise StackDeployError("\n".join(lines)) from error
 
@@ -154,20 +149,17 @@ class _Artifacts:
     """Uploads a stand-in zip per local code directory into a stack artifact bucket."""
 
     def __init__(self, stack_name: str, clients: DeployClients) -> None:
+        self.clients, self.region, self.prefix = clients, clients.region, stack_name
         self.s3 = clients("s3")
-        self.clients = clients
-        self.bucket = re.sub(r"[^a-z0-9-]", "-", stack_name.lower())[:40].strip("-") or "stack"
-        self.bucket += "-local-artifacts"
-        self.prefix, self.region = stack_name, clients.region
+        name = re.sub(r"[^a-z0-9-]", "-", stack_name.lower())[:40].strip("-") or "stack"
+        self.bucket = f"{name}-local-artifacts"
         self.uploaded: dict[Path, dict[str, str]] = {}
 
     def __call__(self, path: Path) -> dict[str, str]:
         if path not in self.uploaded:
             if not self.uploaded:
-                location = {"LocationConstraint": self.region}
-                extra = (
-                    {} if self.region == "us-east-1" else {"CreateBucketConfiguration": location}
-                )
+                where = {"LocationConstraint": self.region}
+                extra = {} if self.region == "us-east-1" else {"CreateBucketConfiguration": where}
                 with suppress(self.s3.exceptions.BucketAlreadyOwnedByYou):
                     self.s3.create_bucket(Bucket=self.bucket, **extra)
             key = f"{self.prefix}/{len(self.uploaded)}-{path.name or 'code'}.zip"
@@ -177,7 +169,7 @@ class _Artifacts:
 
 
 def _prepare(
-    template: Path,
+    path: Path,
     parameters: dict[str, str],
     upload: _Artifacts,
     environment: dict[str, Any] | None = None,
@@ -185,12 +177,7 @@ def _prepare(
     """Localized, transformed and checked: what create_stack receives (``environment``: the
     functions' variables overridden as ``sam local invoke --env-vars`` does)."""
     return prepare_source(
-        load_template(template),
-        template.parent,
-        template.name,
-        parameters=parameters,
-        upload=upload,
-        environment=environment,
+        load_template(path), path.parent, path.name, parameters, upload, environment=environment
     )
 
 
@@ -198,9 +185,9 @@ def prepare_source(
     template: dict[str, Any],
     base_dir: Path,
     name: str,
-    *,
     parameters: dict[str, str],
     upload: _Artifacts,
+    *,
     environment: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``_prepare`` of a parsed template (``name`` in messages; local paths under
@@ -234,26 +221,8 @@ def _check_references(template: dict[str, Any]) -> None:
     """A Ref or Fn::GetAtt of nothing the template declares is refused as CloudFormation
     refuses it ("Unresolved resource dependencies"), not left to fail inside moto."""
     names = set(template.get("Resources") or {}) | set(template.get("Parameters") or {}) | _PSEUDO
-
-    def unresolved(node: Any) -> set[str]:
-        found: set[str] = set()
-        if isinstance(node, dict):
-            if isinstance(node.get("Ref"), str) and node["Ref"] not in names:
-                found.add(node["Ref"])
-            target = node.get("Fn::GetAtt")
-            if isinstance(target, str):
-                target = target.split(".", 1)
-            if isinstance(target, list) and target and isinstance(target[0], str):
-                found |= {target[0]} - names
-            for value in node.values():
-                found |= unresolved(value)
-        elif isinstance(node, list):
-            for value in node:
-                found |= unresolved(value)
-        return found
-
     for section in ("Resources", "Outputs"):
-        missing = unresolved(template.get(section) or {})
+        missing = references(template.get(section) or {}, sub=False) - names
         if missing:
             raise StackDeployError(
                 f"Template format error: Unresolved resource dependencies "
@@ -264,7 +233,6 @@ def _check_references(template: dict[str, Any]) -> None:
 def _create(
     clients: DeployClients,
     stack_name: str,
-    *,
     transformed: dict[str, Any],
     parameters: dict[str, str],
     runtime: Runtime,
@@ -289,11 +257,7 @@ def _create(
     _check_condition_keys(runtime, managed, region)
     _check_log_delivery(runtime, resources, types, clients)
     return snapshot.Recorded(
-        outputs=outputs,
-        resources=resources,
-        types=types,
-        managed=managed,
-        created=list(runtime.deploy_report.created),
+        outputs, resources, types, managed, list(runtime.deploy_report.created)
     )
 
 
@@ -309,8 +273,7 @@ def deploy(
 ) -> DeployedStack:
     """Deploy ``template`` into the active moto mock (see the module docstring). The
     functions are registered in ``runtime.handlers`` (features/lambda_processes.py); the
-    deploy-time patches
-    (``deploy_patch_set``) are installed for it while ``create_stack`` runs.
+    deploy-time patches (``deploy_patch_set``) are installed for it while ``create_stack`` runs.
 
     ``snapshots``: a mock that holds only what LocalCloud puts there before each deploy may
     get a copy of this process's first deploy of the same stack (stack/snapshot.py)."""
@@ -322,26 +285,15 @@ def deploy(
     runtime = Runtime() if runtime is None else runtime
     digest = None
     if snapshots and snapshot.enabled() and not environment:
-        patch_names = sorted(p.name for p in deploy_patch_set())
+        names, iam_on = sorted(p.name for p in deploy_patch_set()), runtime.authorizer.enabled
         digest = snapshot.key(
-            snapshot.sources(template),
-            parameters,
-            stack_name,
-            region,
-            patch_names,
-            runtime.authorizer.enabled,
+            snapshot.sources(template), parameters, stack_name, region, names, iam_on
         )
     recorded = snapshot.restore(digest) if digest else None
     restored = recorded is not None
     if recorded is None:
         transformed = _prepare(template, parameters, _Artifacts(stack_name, clients), environment)
-        recorded = _create(
-            clients,
-            stack_name,
-            transformed=transformed,
-            parameters=parameters,
-            runtime=runtime,
-        )
+        recorded = _create(clients, stack_name, transformed, parameters, runtime)
         if digest and not custom_resources.present(recorded.types):  # providers act outside moto
             snapshot.record(digest, recorded)
     else:
@@ -351,13 +303,7 @@ def deploy(
     resources, types = recorded.resources, recorded.types
     functions = {lid: resources[lid] for lid, t in types.items() if t == "AWS::Lambda::Function"}
     return custom_resources.stack_type(types)(  # with custom resources: deleted on stop
-        stack_name=stack_name,
-        region=region,
-        outputs=recorded.outputs,
-        resources=resources,
-        functions=functions,
-        types=types,
-        restored=restored,
+        stack_name, region, recorded.outputs, resources, functions, types, restored
     )
 
 

@@ -1,28 +1,15 @@
-"""What the local stack deploy needs from moto's CloudFormation while ``create_stack`` runs.
-
-Installed only around ``create_stack`` by ``stack.deploy`` (``when="deploy"``):
-
-* resource types moto's CloudFormation does not create are created by the shims of
-  ``stack/shims.py`` (``parsing.resource_class_from_type``);
-* every resource that fails is reported with its logical id, type and reason (moto raises
-  from inside the stack instead of reporting CREATE_FAILED), and every created resource of
-  an audited type is kept with its resolved properties, so ``stack.properties`` can apply what
-  moto's models ignore (``parsing.parse_and_create_resource``);
-* a layer version of a public layer account (the Powertools layer) resolves to a stand-in,
-  since moto only knows layers published into it (``LambdaBackend.layers_versions_by_arn``).
-"""
+"""What the local stack deploy needs from moto's CloudFormation, installed only around
+``create_stack`` by ``stack.deploy`` (``when="deploy"``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.awslambda.models import LambdaBackend
 from moto.cloudformation import parsing as cfn_parsing
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

@@ -11,7 +11,6 @@ from localcloud.stack.clients import DeployClients
 from localcloud.stack.support import PROPERTY_SUPPORT
 
 
-# ------------------------------------------------------------------ properties moto ignores
 def _bool(value: Any) -> bool:
     return value if isinstance(value, bool) else str(value).lower() == "true"
 
@@ -54,11 +53,10 @@ _LIFECYCLE_KEYS = {
 def _lifecycle_rule(rule: dict[str, Any], where: str) -> dict[str, Any]:
     """One CloudFormation lifecycle rule -> PutBucketLifecycleConfiguration shape."""
     _only(rule, _LIFECYCLE_KEYS, where)
-    out: dict[str, Any] = {"Status": rule["Status"], "Filter": {}}
+    prefix = {"Prefix": rule["Prefix"]} if rule.get("Prefix") else {}
+    out: dict[str, Any] = {"Status": rule["Status"], "Filter": prefix}
     if "Id" in rule:
         out["ID"] = rule["Id"]
-    if rule.get("Prefix"):
-        out["Filter"] = {"Prefix": rule["Prefix"]}
     expiration: dict[str, Any] = {}
     if "ExpirationInDays" in rule:
         expiration["Days"] = int(rule["ExpirationInDays"])

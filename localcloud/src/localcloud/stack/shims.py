@@ -1,6 +1,5 @@
-"""Shims for resource types moto's CloudFormation does not create (BucketPolicy, QueuePolicy,
-TopicPolicy, Lambda Alias, Subscription, Alarm, QueryDefinition, ScheduleGroup, Schedule, Glue
-Database and Table), and public layer versions moto has never seen."""
+"""Shims for resource types moto's CloudFormation does not create (``SHIMS``), and public
+layer versions moto has never seen."""
 
 from __future__ import annotations
 
@@ -8,30 +7,32 @@ import copy
 import json
 from typing import Any
 
-from moto.cloudwatch.models import cloudwatch_backends
-from moto.s3.models import s3_backends
-from moto.sns.models import sns_backends
-from moto.sqs.models import sqs_backends
+from moto.awslambda.utils import get_backend as get_lambda_backend
+from moto.backends import get_backend
+from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
 
-from localcloud.stack.base import (
-    _PARTITION,
-    PUBLIC_LAYER_ACCOUNTS,
-    StackDeployError,
-)
+from localcloud.stack.base import _PARTITION, PUBLIC_LAYER_ACCOUNTS, StackDeployError
 
 
-# ------------------------------------------------------------------ shims
 class _Shim:
     """Duck-typed like moto's CloudFormationModel (not a subclass: moto's model map is built
     from CloudFormationModel.__subclasses__(), and must keep saying what moto itself does)."""
 
     TYPE = ""
+    SERVICE = ""  # whose moto backend the shim calls (moto.backends.get_backend)
     PROPERTIES: frozenset[str] = frozenset()
     ATTRIBUTES: frozenset[str] = frozenset()
 
-    def __init__(self, physical_resource_id: str, account_id: str, region: str) -> None:
+    def __init__(self, physical_resource_id: str, account_id: str, region: str, **kw: Any) -> None:
         self.physical_resource_id = physical_resource_id
         self.account_id, self.region = account_id, region
+        vars(self).update(kw)  # the shim's own: arn, function, targets...
+
+    @classmethod
+    def backend(cls, account_id: str, region: str) -> Any:
+        if cls.SERVICE == "lambda":  # moto's Lambda backend, or lambda-simple's
+            return get_lambda_backend(account_id, region)
+        return get_backend(cls.SERVICE)[account_id][region]
 
     @classmethod
     def has_cfn_attr(cls, attr: str) -> bool:
@@ -39,8 +40,6 @@ class _Shim:
 
     def get_cfn_attribute(self, attribute_name: str) -> Any:
         """Fn::GetAtt: a declared attribute is the shim's attribute of that name ("Arn" -> arn)."""
-        from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
-
         if attribute_name in self.ATTRIBUTES:
             return getattr(self, attribute_name.lower())
         raise UnformattedGetAttTemplateException()
@@ -87,12 +86,9 @@ class _Shim:
 
 
 class _BucketPolicy(_Shim):
-    TYPE = "AWS::S3::BucketPolicy"
+    TYPE, SERVICE = "AWS::S3::BucketPolicy", "s3"
     PROPERTIES = frozenset({"Bucket", "PolicyDocument"})
-
-    def __init__(self, name: str, account_id: str, region: str, bucket: str, document: Any) -> None:
-        super().__init__(name, account_id, region)
-        self.bucket, self.document = bucket, document  # document: as written in the template
+    bucket: str
 
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
@@ -101,12 +97,12 @@ class _BucketPolicy(_Shim):
             document = json.loads(document)
         # Stored as written; the local cloud's IAM evaluates it (conditions included) on
         # every call made by a principal (iam/enforcement.py).
-        backend = s3_backends[account_id][_PARTITION]
+        backend = cls.backend(account_id, _PARTITION)
         backend.put_bucket_policy(props["Bucket"], json.dumps(document).encode())
-        return cls(name, account_id, region, props["Bucket"], document)
+        return cls(name, account_id, region, bucket=props["Bucket"])
 
     def delete(self, account_id: str, region_name: str) -> None:
-        s3_backends[account_id][_PARTITION].delete_bucket_policy(self.bucket)
+        self.backend(account_id, _PARTITION).delete_bucket_policy(self.bucket)
 
 
 class _ResourcePolicy(_Shim):
@@ -114,55 +110,43 @@ class _ResourcePolicy(_Shim):
     and taken back on delete."""
 
     LISTED = ""  # the property listing the resources
-
-    def __init__(self, name: str, account_id: str, region: str, targets: list[str]) -> None:
-        super().__init__(name, account_id, region)
-        self.targets = targets
+    targets: list[str]
 
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
         document = props["PolicyDocument"]
         policy = document if isinstance(document, str) else json.dumps(document)
-        targets = [cls._target(listed) for listed in props[cls.LISTED]]
+        targets = list(props[cls.LISTED])
         for target in targets:
             cls._set(account_id, region, target, policy)
-        return cls(name, account_id, region, targets)
+        return cls(name, account_id, region, targets=targets)
 
     def delete(self, account_id: str, region_name: str) -> None:
         for target in self.targets:
             self._set(account_id, region_name, target, None)
 
-    @staticmethod
-    def _target(listed: str) -> str:
-        return listed
-
-    @staticmethod
-    def _set(account_id: str, region: str, target: str, policy: str | None) -> None:
+    @classmethod
+    def _set(cls, account_id: str, region: str, target: str, policy: str | None) -> None:
         raise NotImplementedError
 
 
 class _QueuePolicy(_ResourcePolicy):
-    TYPE = "AWS::SQS::QueuePolicy"
+    TYPE, SERVICE, LISTED = "AWS::SQS::QueuePolicy", "sqs", "Queues"
     PROPERTIES = frozenset({"Queues", "PolicyDocument"})
-    LISTED = "Queues"
 
-    @staticmethod
-    def _target(listed: str) -> str:
-        return listed.rstrip("/").rsplit("/", 1)[-1]  # a queue URL -> its name
-
-    @staticmethod
-    def _set(account_id: str, region: str, target: str, policy: str | None) -> None:
-        sqs_backends[account_id][region].set_queue_attributes(target, {"Policy": policy or ""})
+    @classmethod
+    def _set(cls, account_id: str, region: str, target: str, policy: str | None) -> None:
+        name = target.rstrip("/").rsplit("/", 1)[-1]  # a queue URL -> its name
+        cls.backend(account_id, region).set_queue_attributes(name, {"Policy": policy or ""})
 
 
 class _TopicPolicy(_ResourcePolicy):
-    TYPE = "AWS::SNS::TopicPolicy"
+    TYPE, SERVICE, LISTED = "AWS::SNS::TopicPolicy", "sns", "Topics"
     PROPERTIES = frozenset({"Topics", "PolicyDocument"})
-    LISTED = "Topics"
 
-    @staticmethod
-    def _set(account_id: str, region: str, target: str, policy: str | None) -> None:
-        backend = sns_backends[account_id][region]
+    @classmethod
+    def _set(cls, account_id: str, region: str, target: str, policy: str | None) -> None:
+        backend = cls.backend(account_id, region)
         if policy is not None:
             backend.set_topic_attribute(target, "policy", policy)  # as SetTopicAttributes does
         elif (topic := backend.topics.get(target)) is not None:  # the default policy again
@@ -172,20 +156,16 @@ class _TopicPolicy(_ResourcePolicy):
 class _Alias(_Shim):
     """AWS::Lambda::Alias (what SAM's AutoPublishAlias makes): Ref is the alias ARN."""
 
-    TYPE = "AWS::Lambda::Alias"
+    TYPE, SERVICE = "AWS::Lambda::Alias", "lambda"
     PROPERTIES = frozenset({"FunctionName", "FunctionVersion", "Name", "Description",
                             "RoutingConfig", "ProvisionedConcurrencyConfig"})  # fmt: skip
     ATTRIBUTES = frozenset({"AliasArn"})
-
-    def __init__(self, arn: str, account_id: str, region: str, function: str, name: str) -> None:
-        super().__init__(arn, account_id, region)
-        self.aliasarn, self.function, self.name = arn, function, name
+    function: str
+    name: str
 
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
-        from moto.awslambda.utils import get_backend
-
-        backend = get_backend(account_id, region)
+        backend = cls.backend(account_id, region)
         function = backend.get_function(props["FunctionName"]).function_name
         alias = backend.create_alias(
             name=props["Name"],
@@ -194,16 +174,16 @@ class _Alias(_Shim):
             description=props.get("Description", ""),
             routing_config=props.get("RoutingConfig"),
         )
-        return cls(alias.arn, account_id, region, function, props["Name"])
+        return cls(
+            alias.arn, account_id, region, aliasarn=alias.arn, function=function, name=props["Name"]
+        )
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.awslambda.utils import get_backend
-
-        get_backend(account_id, region_name).delete_alias(self.name, self.function)
+        self.backend(account_id, region_name).delete_alias(self.name, self.function)
 
 
 class _Subscription(_Shim):
-    TYPE = "AWS::SNS::Subscription"
+    TYPE, SERVICE = "AWS::SNS::Subscription", "sns"
     _ATTRIBUTES = ("DeliveryPolicy", "FilterPolicy", "FilterPolicyScope", "RawMessageDelivery",
                    "RedrivePolicy", "ReplayPolicy", "SubscriptionRoleArn")  # fmt: skip
     PROPERTIES = frozenset({"TopicArn", "Protocol", "Endpoint", "Region", *_ATTRIBUTES})
@@ -212,24 +192,22 @@ class _Subscription(_Shim):
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
         if props.get("Region", region) != region:
             raise StackDeployError(f"{cls.TYPE} {name}: cross-region subscriptions are not local")
-        backend = sns_backends[account_id][region]
+        backend = cls.backend(account_id, region)
         subscription = backend.subscribe(props["TopicArn"], props["Endpoint"], props["Protocol"])
         for attribute in cls._ATTRIBUTES:
             if attribute in props:
                 value = props[attribute]
-                if isinstance(value, dict | list):
+                if isinstance(value, dict | list | bool):  # a bool as "true" / "false"
                     value = json.dumps(value)
-                elif isinstance(value, bool):
-                    value = str(value).lower()
                 backend.set_subscription_attributes(subscription.arn, attribute, value)
         return cls(subscription.arn, account_id, region)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        sns_backends[account_id][region_name].unsubscribe(self.physical_resource_id)
+        self.backend(account_id, region_name).unsubscribe(self.physical_resource_id)
 
 
 class _Alarm(_Shim):
-    TYPE = "AWS::CloudWatch::Alarm"
+    TYPE, SERVICE = "AWS::CloudWatch::Alarm", "cloudwatch"
     PROPERTIES = frozenset({
         "ActionsEnabled", "AlarmActions", "AlarmDescription", "AlarmName", "ComparisonOperator",
         "DatapointsToAlarm", "Dimensions", "EvaluateLowSampleCountPercentile",
@@ -239,16 +217,12 @@ class _Alarm(_Shim):
     })  # fmt: skip
     ATTRIBUTES = frozenset({"Arn"})
 
-    def __init__(self, name: str, account_id: str, region: str, arn: str) -> None:
-        super().__init__(name, account_id, region)
-        self.arn = arn
-
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
         def number(key: str, kind: type = int) -> Any:
             return kind(props[key]) if key in props else None
 
-        alarm = cloudwatch_backends[account_id][region].put_metric_alarm(
+        alarm = cls.backend(account_id, region).put_metric_alarm(
             name=props.get("AlarmName", name),
             namespace=props.get("Namespace"),
             metric_name=props.get("MetricName"),
@@ -271,99 +245,74 @@ class _Alarm(_Shim):
             threshold_metric_id=props.get("ThresholdMetricId"),
             tags=props.get("Tags"),
         )
-        return cls(alarm.name, account_id, region, alarm.alarm_arn)
+        return cls(alarm.name, account_id, region, arn=alarm.alarm_arn)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        cloudwatch_backends[account_id][region_name].delete_alarms([self.physical_resource_id])
+        self.backend(account_id, region_name).delete_alarms([self.physical_resource_id])
 
 
 class _QueryDefinition(_Shim):
     """AWS::Logs::QueryDefinition -> CloudWatch Logs saved queries (Ref: its id), kept by the
     local cloud's query-definitions feature (features/logs_query_definitions.py)."""
 
-    TYPE = "AWS::Logs::QueryDefinition"
+    TYPE, SERVICE = "AWS::Logs::QueryDefinition", "logs"
     PROPERTIES = frozenset({"Name", "QueryString", "LogGroupNames", "QueryLanguage"})
     ATTRIBUTES = frozenset({"QueryDefinitionId"})
 
-    @property
-    def querydefinitionid(self) -> str:
-        return self.physical_resource_id
-
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
-        from moto.logs.models import logs_backends
-
-        from localcloud.features.logs_query_definitions import (
-            put_query_definition,
-        )
+        from localcloud.features.logs_query_definitions import put_query_definition
 
         definition_id = put_query_definition(
-            logs_backends[account_id][region],
+            cls.backend(account_id, region),
             props["Name"],
             props["QueryString"],
             props.get("LogGroupNames"),
             query_language=props.get("QueryLanguage", "CWLI"),
         )
-        return cls(definition_id, account_id, region)
+        return cls(definition_id, account_id, region, querydefinitionid=definition_id)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.logs.models import logs_backends
+        from localcloud.features.logs_query_definitions import delete_query_definition
 
-        from localcloud.features.logs_query_definitions import (
-            delete_query_definition,
-        )
-
-        delete_query_definition(logs_backends[account_id][region_name], self.physical_resource_id)
+        delete_query_definition(self.backend(account_id, region_name), self.physical_resource_id)
 
 
 class _ScheduleGroup(_Shim):
     """AWS::Scheduler::ScheduleGroup -> moto's Scheduler backend (Ref: the group's name)."""
 
-    TYPE = "AWS::Scheduler::ScheduleGroup"
+    TYPE, SERVICE = "AWS::Scheduler::ScheduleGroup", "scheduler"
     PROPERTIES = frozenset({"Name", "Tags"})
     ATTRIBUTES = frozenset({"Arn"})
 
-    def __init__(self, name: str, account_id: str, region: str, arn: str) -> None:
-        super().__init__(name, account_id, region)
-        self.arn = arn
-
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
-        from moto.scheduler.models import scheduler_backends
-
-        group = scheduler_backends[account_id][region].create_schedule_group(
+        group = cls.backend(account_id, region).create_schedule_group(
             name=props.get("Name", name)[:64], tags=props.get("Tags", [])
         )
-        return cls(group.name, account_id, region, group.arn)
+        return cls(group.name, account_id, region, arn=group.arn)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.scheduler.models import scheduler_backends
-
-        scheduler_backends[account_id][region_name].delete_schedule_group(self.physical_resource_id)
+        self.backend(account_id, region_name).delete_schedule_group(self.physical_resource_id)
 
 
 class _Schedule(_Shim):
     """AWS::Scheduler::Schedule -> moto's Scheduler backend (fired by scheduler.Schedules)."""
 
-    TYPE = "AWS::Scheduler::Schedule"
+    TYPE, SERVICE = "AWS::Scheduler::Schedule", "scheduler"
     PROPERTIES = frozenset({
         "Name", "GroupName", "Description", "ScheduleExpression", "ScheduleExpressionTimezone",
         "FlexibleTimeWindow", "Target", "State", "KmsKeyArn", "StartDate", "EndDate",
     })  # fmt: skip
     ATTRIBUTES = frozenset({"Arn"})
-
-    def __init__(self, name: str, account_id: str, region: str, arn: str, group: str) -> None:
-        super().__init__(name, account_id, region)
-        self.arn, self.group = arn, group
+    group: str
 
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
-        from moto.scheduler.models import scheduler_backends
-
         # Absent optional properties stay None, as moto's own CreateSchedule passes them:
         # GetSchedule leaves None out, while "" for StartDate/EndDate is an unparseable
         # timestamp to every SDK.
-        schedule = scheduler_backends[account_id][region].create_schedule(
+        schedule = cls.backend(account_id, region).create_schedule(
             description=props.get("Description"),
             end_date=props.get("EndDate"),
             flexible_time_window=props["FlexibleTimeWindow"],
@@ -377,14 +326,10 @@ class _Schedule(_Shim):
             target=copy.deepcopy(props["Target"]),
             action_after_completion=None,
         )
-        return cls(schedule.name, account_id, region, schedule.arn, schedule.group_name)
+        return cls(schedule.name, account_id, region, arn=schedule.arn, group=schedule.group_name)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.scheduler.models import scheduler_backends
-
-        scheduler_backends[account_id][region_name].delete_schedule(
-            self.group, self.physical_resource_id
-        )
+        self.backend(account_id, region_name).delete_schedule(self.group, self.physical_resource_id)
 
 
 class _EventInvokeConfig(_Shim):
@@ -392,79 +337,59 @@ class _EventInvokeConfig(_Shim):
     checked as Lambda checks it (features/lambda_async_config.py: ranges, destinations the execution
     role may write); the asynchronous invocations honour it."""
 
-    TYPE = "AWS::Lambda::EventInvokeConfig"
+    TYPE, SERVICE = "AWS::Lambda::EventInvokeConfig", "lambda"
     PROPERTIES = frozenset({"FunctionName", "Qualifier", "MaximumRetryAttempts",
                             "MaximumEventAgeInSeconds", "DestinationConfig"})  # fmt: skip
-
-    def __init__(self, name: str, account_id: str, region: str, function: str) -> None:
-        super().__init__(name, account_id, region)
-        self.function = function
+    function: str
 
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
-        from moto.awslambda.utils import get_backend
-
-        backend = get_backend(account_id, region)
+        backend = cls.backend(account_id, region)
         function = backend.get_function(props["FunctionName"]).function_name
         config = {k: props[k] for k in ("MaximumRetryAttempts", "MaximumEventAgeInSeconds",
                                         "DestinationConfig") if k in props}  # fmt: skip
         backend.put_function_event_invoke_config(function, config)
         qualifier = props.get("Qualifier", "$LATEST")
-        return cls(f"{function}:{qualifier}", account_id, region, function)
+        return cls(f"{function}:{qualifier}", account_id, region, function=function)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.awslambda.utils import get_backend
-
-        get_backend(account_id, region_name).delete_function_event_invoke_config(self.function)
+        self.backend(account_id, region_name).delete_function_event_invoke_config(self.function)
 
 
 class _GlueDatabase(_Shim):
     """AWS::Glue::Database -> moto's Data Catalog (Ref: the database's name)."""
 
-    TYPE = "AWS::Glue::Database"
+    TYPE, SERVICE = "AWS::Glue::Database", "glue"
     PROPERTIES = frozenset({"CatalogId", "DatabaseInput", "DatabaseName"})
 
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
-        from moto.glue.models import glue_backends
-
         given = copy.deepcopy(props["DatabaseInput"])
         given.setdefault("Name", props.get("DatabaseName") or name.lower())
-        glue_backends[account_id][region].create_database(given["Name"], given)
+        cls.backend(account_id, region).create_database(given["Name"], given)
         return cls(given["Name"], account_id, region)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.glue.models import glue_backends
-
-        glue_backends[account_id][region_name].delete_database(self.physical_resource_id)
+        self.backend(account_id, region_name).delete_database(self.physical_resource_id)
 
 
 class _GlueTable(_Shim):
     """AWS::Glue::Table -> moto's Data Catalog (Ref: the table's name)."""
 
-    TYPE = "AWS::Glue::Table"
+    TYPE, SERVICE = "AWS::Glue::Table", "glue"
     PROPERTIES = frozenset({"CatalogId", "DatabaseName", "TableInput"})
-
-    def __init__(self, name: str, account_id: str, region: str, database: str) -> None:
-        super().__init__(name, account_id, region)
-        self.database = database
+    database: str
 
     @classmethod
     def create(cls, name: str, props: dict[str, Any], account_id: str, region: str) -> _Shim:
-        from moto.glue.models import glue_backends
-
         given = copy.deepcopy(props["TableInput"])
         given.setdefault("Name", name.lower())
         database = props["DatabaseName"]
-        glue_backends[account_id][region].create_table(database, given["Name"], given)
-        return cls(given["Name"], account_id, region, database)
+        cls.backend(account_id, region).create_table(database, given["Name"], given)
+        return cls(given["Name"], account_id, region, database=database)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.glue.models import glue_backends
-
-        glue_backends[account_id][region_name].delete_table(
-            self.database, self.physical_resource_id
-        )
+        self.backend(account_id, region_name).delete_table(self.database, self.physical_resource_id)
 
 
 SHIMS: dict[str, type[_Shim]] = {

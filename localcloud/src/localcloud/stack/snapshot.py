@@ -88,13 +88,8 @@ def key(*parts: Any) -> str:
 
 def _parameter_dict(value: ParameterDict) -> tuple[Any, ...]:
     # A defaultdict whose __init__ takes (account, region): copied as such, with its state.
-    return (
-        ParameterDict,
-        (value.account_id, value.region_name),
-        dict(vars(value)),
-        None,
-        iter(dict(value).items()),
-    )
+    args = (value.account_id, value.region_name)
+    return ParameterDict, args, dict(vars(value)), None, iter(dict(value).items())
 
 
 _REDUCERS: dict[type, Any] = {
@@ -157,13 +152,6 @@ def record(digest: str, recorded: Recorded) -> None:
         del _RECORDED[next(iter(_RECORDED))]
 
 
-def _live(recorded_dict: BackendDict[Any], home: tuple[str, str] | None) -> BackendDict[Any]:
-    if home is None:
-        return recorded_dict
-    live = getattr(sys.modules[home[0]], home[1], recorded_dict)
-    return live if isinstance(live, BackendDict) else recorded_dict
-
-
 def restore(digest: str) -> Recorded | None:
     """moto's backends as the recorded deploy of ``digest`` left them (a new copy), or None."""
     found = _RECORDED.get(digest)
@@ -171,7 +159,9 @@ def restore(digest: str) -> Recorded | None:
         return None
     recorded, states = found
     for recorded_dict, state in _copy(states):
-        backend_dict = _live(recorded_dict, state["home"])
+        home = state["home"]
+        live = getattr(sys.modules[home[0]], home[1], None) if home else None
+        backend_dict = live if isinstance(live, BackendDict) else recorded_dict
         vars(backend_dict).update(state["attributes"])
         for account, regions in state["accounts"].items():
             per_account = backend_dict[account]  # registers it among moto's backends in use

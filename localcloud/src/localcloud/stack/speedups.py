@@ -1,12 +1,8 @@
-"""Speedups of the local stack deploy, installed only while ``create_stack`` runs.
-
-* moto parses a template with PyYAML (pure Python, ~0.1 s here) before trying JSON
-  (cloudformation/models.py ``Stack.parse_template``); the deploy sends JSON, which is parsed
-  first;
-* AWS appends a random suffix to generated resource names. Here it is derived from the stack
-  and logical id (``parsing.generate_resource_name``), so the same deploy gets the same names:
-  the state machine definition (which embeds the table name) is then parsed once per process
-  (see sfn_parsed_definitions.py), not once per deploy. Names stay unique per stack.
+"""Speedups of the local stack deploy, installed only while ``create_stack`` runs: a JSON
+template is parsed as JSON before moto's PyYAML (cloudformation/models.py
+``Stack.parse_template``); generated names (``parsing.generate_resource_name``) take, instead of
+AWS's random suffix, one derived from the stack and logical id, unique per stack, so the
+definitions that embed them are parsed once per process (sfn_parsed_definitions.py).
 """
 
 from __future__ import annotations
@@ -14,15 +10,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moto.cloudformation import models as cfn_models
 from moto.cloudformation import parsing as cfn_parsing
 
 from localcloud.patching import Kind, Patch, Targets
-
-if TYPE_CHECKING:
-    from localcloud.runtime import Runtime
+from localcloud.runtime import Runtime
 
 __all__ = ["PATCHES"]
 

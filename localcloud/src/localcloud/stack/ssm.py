@@ -12,7 +12,6 @@ from localcloud.stack.base import StackDeployError
 from localcloud.stack.clients import DeployClients
 
 
-# ------------------------------------------------------------------ SSM parameters
 def put_public_parameter(
     name: str, value: str, *, region: str, account_id: str = DEFAULT_ACCOUNT_ID
 ) -> None:

@@ -15,13 +15,11 @@ from localcloud import code
 from localcloud.stack.base import StackDeployError
 
 
-# ------------------------------------------------------------------ template preparation
 def load_template(path: Path) -> dict[str, Any]:
     """A SAM/CloudFormation YAML or JSON template, short tags (!Ref, !Sub ...) expanded. A
     top-level section with nothing under it (``Parameters:`` followed only by comments) is read
     as absent, as CloudFormation deploys such a template."""
-    text = Path(path).read_text()
-    template = copy.deepcopy(parse_yaml(text))
+    template = copy.deepcopy(parse_yaml(Path(path).read_text()))
     return {key: value for key, value in template.items() if value is not None}
 
 
@@ -45,14 +43,6 @@ def _is_local(uri: Any) -> bool:
     return isinstance(uri, str) and not uri.startswith("s3://")
 
 
-def code_dir(path: Path) -> Path:
-    """localcloud.code.code_dir; an unsafe archive refused as a deploy error."""
-    try:
-        return code.code_dir(path)
-    except ValueError as exc:
-        raise StackDeployError(str(exc)) from exc
-
-
 def localize(
     template: dict[str, Any], base_dir: Path, upload: Callable[[Path], dict[str, str]]
 ) -> dict[str, Any]:
@@ -71,17 +61,20 @@ def localize(
             raise StackDeployError(f"{where}: {uri!r} does not exist (relative to {base_dir})")
         return path
 
-    if _is_local(global_fn.get("CodeUri")):
-        path = local_path(global_fn["CodeUri"], "Globals.Function.CodeUri")
-        code_dir(path)
-        global_fn["CodeUri"] = upload(path)
+    def function_code(uri: str, where: str) -> dict[str, str]:
+        path = local_path(uri, where)
+        try:
+            code.code_dir(path)
+        except ValueError as exc:  # an unsafe archive
+            raise StackDeployError(str(exc)) from exc
+        return upload(path)
 
+    if _is_local(global_fn.get("CodeUri")):
+        global_fn["CodeUri"] = function_code(global_fn["CodeUri"], "Globals.Function.CodeUri")
     for logical_id, resource in resources.items():
         rtype, props = resource.get("Type"), resource.get("Properties") or {}
         if rtype == "AWS::Serverless::Function" and _is_local(props.get("CodeUri")):
-            path = local_path(props["CodeUri"], f"{logical_id}.CodeUri")
-            code_dir(path)
-            props["CodeUri"] = upload(path)
+            props["CodeUri"] = function_code(props["CodeUri"], f"{logical_id}.CodeUri")
         elif rtype == "AWS::Serverless::LayerVersion" and _is_local(props.get("ContentUri")):
             props["ContentUri"] = upload(
                 local_path(props["ContentUri"], f"{logical_id}.ContentUri")
@@ -99,13 +92,6 @@ def localize(
             )
         resource["Properties"] = props
     return out
-
-
-class _NoIamManagedPolicies:
-    """ManagedPolicyLoader stand-in: samtranslator's bundled map covers AWS managed policies."""
-
-    def load(self) -> dict[str, str]:
-        return {}
 
 
 def override_environment(template: dict[str, Any], overrides: dict[str, Any]) -> None:
@@ -139,13 +125,6 @@ def sam_transform(
 
 @functools.lru_cache(maxsize=8)
 def _transform(key: str) -> dict[str, Any]:  # per (template, parameters, region): deep copies
-    template, parameters, region = json.loads(key)
-    return _sam_transform(template, parameters, region=region)
-
-
-def _sam_transform(
-    template: dict[str, Any], parameters: dict[str, str] | None = None, *, region: str
-) -> dict[str, Any]:
     from samtranslator.parser.parser import Parser
     from samtranslator.translator.translator import Translator
     from samtranslator.utils.py27hash_fix import (
@@ -153,19 +132,14 @@ def _sam_transform(
         undo_mark_unicode_str_in_template,
     )
 
+    template, values, region = json.loads(key)  # fresh objects: the translator changes them
     if "Transform" not in template:
-        return copy.deepcopy(template)
-    fragment = copy.deepcopy(template)
-    values: dict[str, Any] = dict(parameters or {})
-    to_py27_compatible_template(fragment, values)
+        return template
+    to_py27_compatible_template(template, values)
     # An explicit session: the translator needs a region and must not depend on the caller's env.
     translator = Translator(None, Parser(), boto_session=boto3.session.Session(region_name=region))
-    loader = _NoIamManagedPolicies()
-    transformed = translator.translate(
-        fragment, parameter_values=values, get_managed_policy_map=loader.load
+    transformed = translator.translate(  # no IAM call: samtranslator's bundled managed-policy map
+        template, parameter_values=values, get_managed_policy_map=dict
     )
     result: dict[str, Any] = undo_mark_unicode_str_in_template(transformed)
     return result
-
-
-# ------------------------------------------------------------------ resource type support
