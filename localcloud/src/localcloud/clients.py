@@ -13,8 +13,13 @@ import threading
 from typing import Any
 
 import boto3
+from botocore.config import Config
 
-__all__ = ["client"]
+__all__ = ["ONE_ATTEMPT", "client"]
+
+#: deliveries, Lambda's and Scheduler's sends, pollers: one attempt, the emulated service
+#: retries as AWS does
+ONE_ATTEMPT = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 _LOCK = threading.Lock()  # boto3's default session is not thread-safe
 _MADE: dict[tuple[Any, ...], Any] = {}

@@ -1,6 +1,6 @@
 """The local cloud: the real template.yaml deployed into an embedded moto, whole event graph live.
 
-One implementation, two ways in:
+Two ways in:
 
 * in-process (tests, demo, bench)::
 
@@ -14,24 +14,22 @@ One implementation, two ways in:
       cloud = LocalCloud().start()
       server = cloud.serve(port=4566)  # http://127.0.0.1:4566, + /_localcloud/ admin API
 
-What runs: the patches of registry.py, by kind (fixes/ where moto differs from AWS,
-features/ for what moto does not do: Lambda's environments, rule delivery, event source
-mappings, the virtual clock, faults, message move tasks; speedups/ when switched on), each
-built for this cloud's ``Runtime`` (its handlers, faults, clock and deliveries: no module
-globals); scheduler.py fires Scheduler schedules and scheduled rules on demand
-(``cloud.schedules.fire`` / ``fire_rule``); stack.py deploys the template
-(SAM transform -> moto, refusing what it cannot run).
+What runs: the patches of registry.py (patching.py: their kinds), each built for this cloud's
+``Runtime`` (no module globals); scheduler.py fires Scheduler schedules and scheduled rules on
+demand (``cloud.schedules.fire`` / ``fire_rule``); stack/ deploys the template (SAM transform
+-> moto, refusing what it cannot run).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import shlex
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +48,6 @@ from localcloud.features.event_source_mappings import EventSourceMappings
 from localcloud.features.lambda_processes import processes_of
 from localcloud.features.scheduler import Schedules
 from localcloud.iam.enforcement import iam_enabled
-from localcloud.patching import PatchSet
 from localcloud.runtime import Clock, DeliveryLog, Runtime
 from localcloud.stack import DeployedStack, deploy, put_public_parameter
 from localcloud.stack.api import StackOperations, prepare_local
@@ -63,7 +60,6 @@ __all__ = [
     "REGION",
     "TEMPLATE",
     "LocalCloud",
-    "local_cloud",
     "parameter_overrides",
 ]
 
@@ -86,12 +82,8 @@ POWERTOOLS_LAYER = (
     "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:1"
 )
 _MOTO_EVAL_LOGGER = "moto.stepfunctions.parser.asl.component.eval_component"
-# Parameter overrides for every LocalCloud of the process, as `sam deploy --parameter-overrides`
-# takes them ("Key=Value Key2=Value2"); see LocalCloud.
 PARAMETER_OVERRIDES_VARIABLE = "LOCALCLOUD_PARAMETER_OVERRIDES"
 _ACTIVE = threading.Lock()  # moto's backends are process-global: one cloud at a time
-
-
 _SESSIONS: dict[tuple[Any, ...], boto3.session.Session] = {}
 
 
@@ -128,7 +120,6 @@ def parameter_overrides(text: str) -> dict[str, str]:
 
 
 def _environment_parameters(template: Path) -> dict[str, str]:
-    """The overrides of ``LOCALCLOUD_PARAMETER_OVERRIDES`` that ``template`` declares."""
     text = os.environ.get(PARAMETER_OVERRIDES_VARIABLE, "").strip()
     if not text:
         return {}
@@ -141,38 +132,28 @@ def _environment_parameters(template: Path) -> dict[str, str]:
 
 
 class LocalCloud:
-    """Deploys ``template`` into an embedded moto with every hook; see the module docstring.
+    """Deploys ``template`` into an embedded moto with every hook.
 
     ``event_delivery=False`` leaves EventBridge targets undelivered (moto's behaviour), for
-    tests that start executions themselves. ``time_scale`` 0 runs retries, Wait states and
-    delivery backoff on a virtual clock; 1.0 is real time (``cloud.clock.scale`` changes it
-    while running). ``speedups`` None follows ``LOCALCLOUD_SPEEDUPS``; ``without`` leaves out
-    patches by name (None: ``LOCALCLOUD_WITHOUT``), to see a patch's test fail without it.
-    ``mock_config`` is a parsed Step Functions Local MockConfigFile for "<arn>#<TestCase>"
-    executions.
+    tests that start executions themselves. ``time_scale`` is the clock's (features/clock.py;
+    ``cloud.time_scale`` changes it while running). ``speedups`` None follows
+    ``LOCALCLOUD_SPEEDUPS``; ``without`` leaves out patches by name (None: ``LOCALCLOUD_WITHOUT``),
+    to see a patch's test fail without it. ``mock_config`` is a parsed Step Functions Local
+    MockConfigFile for "<arn>#<TestCase>" executions. ``console``: the application's console
+    hooks (console/extensions.py).
 
     ``iam`` (None: ``LOCALCLOUD_IAM``, on unless "off") authorizes every call a function,
     state machine, rule, schedule or mapping makes against the template's policies, as AWS
     does (iam/enforcement.py); tests and the operator run as an administrator.
 
     ``parameters`` override the template's parameters, as ``sam deploy
-    --parameter-overrides`` does. Under them, the environment variable
-    ``LOCALCLOUD_PARAMETER_OVERRIDES`` (same syntax: ``Key=Value Key2=Value2``) overrides
-    the parameters of every LocalCloud the process starts, e.g. a whole pytest run with
-    ``LOCALCLOUD_PARAMETER_OVERRIDES="WorkflowType=EXPRESS"``: only the keys the template
-    declares are applied (a standalone test template without them deploys unchanged), and
-    ``parameters`` wins over it for the same key. ``cloud.parameters`` holds what is deployed.
-
-    ``console`` adds the application's pages and commands to the console
-    (console/extensions.py: a redrive command per queue, an objects page); ``cloud.console``
-    holds them and may be replaced before the cloud is served.
+    --parameter-overrides`` does. Under them, ``LOCALCLOUD_PARAMETER_OVERRIDES`` (same syntax)
+    overrides those of every LocalCloud the process starts (e.g. a whole pytest run with
+    ``"WorkflowType=EXPRESS"``): only the keys the template declares (a standalone test
+    template deploys unchanged). ``cloud.parameters`` holds what is deployed.
 
     ``environment`` overrides the functions' environment variables as ``sam local invoke
     --env-vars`` does (``{"Parameters": {...}, "<LogicalId>": {...}}``).
-
-    Each function runs in environment processes of its own (features/lambda_processes.py),
-    of the Lambda Python runtime ``make bootstrap`` installs (.venv-lambda, or
-    ``LOCALCLOUD_RUNTIME_PYTHON``): without it, ``start`` raises RuntimeMissing.
     """
 
     def __init__(
@@ -196,18 +177,17 @@ class LocalCloud:
         self.stack_name = stack_name
         self.parameters = {**_environment_parameters(self.template), **(parameters or {})}
         self.event_delivery = event_delivery
-        self.environment = environment  # sam local invoke's --env-vars (stack/template.py)
+        self.environment = environment
         self.account_id = DEFAULT_ACCOUNT_ID
         self.iam = iam_enabled() if iam is None else iam
         self.runtime = Runtime(
             time_scale=time_scale, mock_config=mock_config, account=self.account_id
         )
         self.runtime.authorizer.enabled = self.iam
-        features = {"event_delivery"} if event_delivery else set()
-        self.patches: PatchSet = registry.patch_set(
-            speedups=speedups,
-            enabled=frozenset(features | ({"iam"} if self.iam else set())),
-            without=without,
+        enabled = {"event_delivery"} if event_delivery else set()
+        enabled |= {"iam"} if self.iam else set()
+        self.patches = registry.patch_set(
+            speedups=speedups, enabled=frozenset(enabled), without=without
         )
         self.stack: DeployedStack | None = None
         self.mappings: EventSourceMappings | None = None
@@ -215,7 +195,6 @@ class LocalCloud:
         self._mock: Any = None
         self._saved_env: dict[str, str | None] = {}
         self._servers: list[Any] = []
-        # the application's console hooks (redrive commands, an objects page); settable
         self.console = console or ConsoleExtensions()
 
     # --- lifecycle --------------------------------------------------------------------
@@ -265,8 +244,6 @@ class LocalCloud:
         read again) and ``parameters`` (merged over those deployed), as ``sam deploy`` of the
         working tree would make it; returns the stack's status (``UPDATE_COMPLETE``, or
         ``UPDATE_ROLLBACK_COMPLETE`` with the reason in its events)."""
-        import boto3
-
         assert self.stack is not None, "the cloud is not started"
         self.template = Path(template or self.template)
         self.parameters = {**self.parameters, **(parameters or {})}
@@ -284,29 +261,20 @@ class LocalCloud:
 
     def _stack_updated(self, name: str) -> None:
         """After an UpdateStack of this cloud's stack: its outputs and resources now."""
-        import dataclasses
-
-        import boto3
-
         if self.stack is None or name != self.stack.stack_name:
             return
         cfn = boto3.client("cloudformation", region_name=self.region)
         described = cfn.describe_stacks(StackName=name)["Stacks"][0]
-        resources = {
-            r["LogicalResourceId"]: (r["PhysicalResourceId"], r["ResourceType"])
-            for r in cfn.describe_stack_resources(StackName=name)["StackResources"]
-            if r.get("LogicalResourceId")
-        }
+        rows = cfn.describe_stack_resources(StackName=name)["StackResources"]
+        rows = [r for r in rows if r.get("LogicalResourceId")]
+        physical = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in rows}
+        types = {r["LogicalResourceId"]: r["ResourceType"] for r in rows}
         self.stack = dataclasses.replace(
             self.stack,
             outputs={o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])},
-            resources={lid: physical for lid, (physical, _) in resources.items()},
-            types={lid: rtype for lid, (_, rtype) in resources.items()},
-            functions={
-                lid: physical
-                for lid, (physical, rtype) in resources.items()
-                if rtype == "AWS::Lambda::Function"
-            },
+            resources=physical,
+            types=types,
+            functions={k: v for k, v in physical.items() if types[k] == "AWS::Lambda::Function"},
         )
 
     def stop(self) -> None:
@@ -448,9 +416,6 @@ class LocalCloud:
         the matching rules; returns the event. For the rules that match events of services
         the local cloud does not run: an EC2 instance's state change, an Inspector finding,
         a CloudTrail "AWS API Call via CloudTrail"."""
-        import uuid
-        from datetime import UTC, datetime
-
         event = {
             "version": "0",
             "id": str(uuid.uuid4()),
@@ -473,8 +438,7 @@ class LocalCloud:
             self.deliveries.drain(timeout)
         lambda_async.async_invocations(self.runtime).drain(timeout)
         self.runtime.s3_replications.drain(timeout)
-        running = self.runtime.wait_until(lambda: not executions.running_executions(), timeout)
-        if running is False:
+        if not self.runtime.wait_until(lambda: not executions.running_executions(), timeout):
             raise TimeoutError(f"executions still running after {timeout}s")
         if self.mappings is not None and self.event_delivery:
             self.mappings.drain(timeout)
@@ -489,11 +453,3 @@ class LocalCloud:
         server.start()
         self._servers.append(server)
         return server
-
-
-@contextmanager
-def local_cloud(template: Path = TEMPLATE, **kwargs: Any) -> Iterator[LocalCloud]:
-    """``with local_cloud() as cloud:`` - a started LocalCloud, stopped on exit."""
-    cloud = LocalCloud(template, **kwargs)
-    with cloud:
-        yield cloud

@@ -17,6 +17,7 @@ import json
 import sys
 import time
 import uuid
+from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +54,10 @@ def add_command(commands: Any) -> None:
 def _event(source: str | None) -> bytes:
     if source is None:
         return b"{}"
-    text = sys.stdin.read() if source == "-" else None
-    if text is None:
-        try:
-            text = Path(source).read_text()
-        except OSError as exc:
-            raise UsageError(f"--event {source}: {exc.strerror or exc}") from None
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text()
+    except OSError as exc:
+        raise UsageError(f"--event {source}: {exc.strerror or exc}") from None
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
@@ -99,15 +98,13 @@ def invoke(
     from localcloud.cloud import LocalCloud
 
     out, log = out or sys.stdout, log or sys.stderr
-    saved = sys.stdout
-    sys.stdout = log  # what the deploy prints goes with the logs, as in SAM
-    try:
-        with LocalCloud(
+    with (
+        redirect_stdout(log),  # what the deploy prints goes with the logs, as in SAM
+        LocalCloud(
             template, stack_name=stack_name, parameters=parameters, environment=environment, iam=iam
-        ) as cloud:
-            return invoke_in(cloud, function, event, out=out, log=log)
-    finally:
-        sys.stdout = saved
+        ) as cloud,
+    ):
+        return invoke_in(cloud, function, event, out=out, log=log)
 
 
 def invoke_in(cloud: Any, function: str | None, event: bytes, *, out: Any, log: Any) -> int:
@@ -128,14 +125,11 @@ def invoke_in(cloud: Any, function: str | None, event: bytes, *, out: Any, log: 
     client.meta.events.register("before-sign.lambda.Invoke", tag)
     print(f"Invoking {config['Handler']} ({config['Runtime']})", file=log)
     print(f"START RequestId: {request_id} Version: $LATEST", file=log, flush=True)
-    saved, sys.stdout = sys.stdout, log
-    try:
+    with redirect_stdout(log):
         began = time.monotonic()
         reply = client.invoke(FunctionName=name, Payload=event)
         payload = reply["Payload"].read().decode()
         took = (time.monotonic() - began) * 1000
-    finally:
-        sys.stdout = saved
     print(f"END RequestId: {request_id}", file=log)
     print(
         f"REPORT RequestId: {request_id}\tDuration: {took:.2f} ms\t"

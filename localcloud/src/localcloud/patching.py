@@ -1,28 +1,19 @@
 """Every replacement the local cloud makes in moto or botocore, as a registered, checked patch.
 
-A :class:`Patch` records what it replaces (its targets), its kind, why it exists, the moto
-versions it was written against and the test that fails without it:
-
-* ``fix``: moto answers differently from AWS (``fixes/``, one file per difference, written up
-  so it could be sent to moto);
-* ``feature``: something moto does not do and offers no extension point for (``features/``:
-  Lambda's environments, event delivery, the virtual clock, faults, ...);
-* ``speedup``: same answers, less CPU (``speedups/``; switched on by ``make test`` and the
-  benchmarks, and everything passes without them, only slower).
-
-A patch's targets are built for one :class:`~localcloud.runtime.Runtime` (the
-running cloud's state), so replacements reach that cloud's handlers, faults and clock through
-their closure, never through module globals. :class:`PatchSet` installs a list of patches and
-refuses (``PatchError``, naming every problem) when the installed moto is outside a patch's
-range, when a target attribute no longer exists (a renamed method would otherwise become a
-replacement nothing calls), or when two patches replace the same attribute. ``uninstall``
-restores exactly what was there (an attribute that was only inherited is deleted again).
-``ingestctl local patches`` prints the inventory.
+A :class:`Patch` records what it replaces (its targets, built for one runtime.py ``Runtime``), its
+kind, why it exists, the moto versions it was written against and the test that fails without it.
+:class:`PatchSet` installs a list of patches and refuses (``PatchError``, naming every problem)
+when the installed moto is outside a patch's range, when a target attribute no longer exists (a
+renamed method would otherwise become a replacement nothing calls), or when two patches replace the
+same attribute. ``uninstall`` restores exactly what was there (an attribute that was only inherited
+is deleted again). ``ingestctl local patches`` prints the inventory.
 """
 
 from __future__ import annotations
 
 import enum
+import itertools
+import operator
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -67,13 +58,13 @@ def without_from_environment() -> frozenset[str]:
 
 
 class Kind(enum.StrEnum):
-    FIX = "fix"
-    FEATURE = "feature"
-    SPEEDUP = "speedup"
+    FIX = "fix"  # moto answers differently from AWS (fixes/: one file per difference)
+    FEATURE = "feature"  # what moto does not do nor offers an extension point for (features/)
+    SPEEDUP = "speedup"  # same answers, less CPU (speedups/): all passes without, slower
 
 
 class PatchError(RuntimeError):
-    """The patches cannot be installed as registered (moto version, missing target, clash)."""
+    """The patches cannot be installed as registered."""
 
 
 @dataclass(frozen=True)
@@ -103,35 +94,27 @@ def moto_version() -> str:
 
 
 def _parse(version: str) -> tuple[int, ...]:
-    parts: list[int] = []
-    for piece in version.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        parts.append(int(digits))
-    return tuple(parts)
+    digits = ("".join(ch for ch in piece if ch.isdigit()) for piece in version.split("."))
+    return tuple(int(part) for part in itertools.takewhile(bool, digits))
 
 
-def _compare(left: tuple[int, ...], right: tuple[int, ...]) -> int:
-    width = max(len(left), len(right))
-    a, b = left + (0,) * (width - len(left)), right + (0,) * (width - len(right))
-    return (a > b) - (a < b)
+_OPERATORS = {">=": operator.ge, "<=": operator.le, "==": operator.eq}
+_OPERATORS |= {">": operator.gt, "<": operator.lt}  # tried after ">=" and "<="
 
 
 def version_in_range(version: str, specifiers: Iterable[str]) -> bool:
     """``version`` against specifiers like ``">=5.2.5"``, ``"<5.3"`` (>=, >, <=, <, ==)."""
-    have = _parse(version)
     for spec in specifiers:
-        op = next(o for o in (">=", "<=", "==", ">", "<") if spec.startswith(o))
-        cmp = _compare(have, _parse(spec[len(op) :]))
-        ok = {">=": cmp >= 0, "<=": cmp <= 0, "==": cmp == 0, ">": cmp > 0, "<": cmp < 0}[op]
-        if not ok:
+        op = next(o for o in _OPERATORS if spec.startswith(o))
+        have, want = _parse(version), _parse(spec[len(op) :])
+        width = max(len(have), len(want))
+        if not _OPERATORS[op](have + (0,) * (width - len(have)), want + (0,) * (width - len(want))):
             return False
     return True
 
 
-def _has(owner: Any, name: str) -> bool:
-    return hasattr(owner, name)
+def _qualname(owner: Any) -> str:
+    return str(getattr(owner, "__qualname__", getattr(owner, "__name__", owner)))
 
 
 class PatchSet:
@@ -161,15 +144,15 @@ class PatchSet:
                 )
                 continue
             for (owner, name), replacement in patch.build(runtime).items():
-                where = f"{getattr(owner, '__qualname__', getattr(owner, '__name__', owner))}"
+                where = _qualname(owner)
                 if name in patch.adds:
-                    if _has(owner, name):
+                    if hasattr(owner, name):
                         problems.append(
                             f"{patch.name}: moto {version} now has {where}.{name}; "
                             "use it and drop this patch"
                         )
                         continue
-                elif not _has(owner, name):
+                elif not hasattr(owner, name):
                     problems.append(
                         f"{patch.name}: {where}.{name} does not exist in moto {version}"
                     )
@@ -210,8 +193,7 @@ class PatchSet:
         rows = []
         for patch in self.patches:
             targets = sorted(
-                f"{getattr(o, '__module__', '') + '.' if isinstance(o, type) else ''}"
-                f"{getattr(o, '__qualname__', getattr(o, '__name__', o))}.{n}"
+                f"{o.__module__ + '.' if isinstance(o, type) else ''}{_qualname(o)}.{n}"
                 for o, n in patch.build(runtime)
             )
             rows.append(

@@ -1,10 +1,7 @@
-"""The local cloud's patches, by kind: one list, installed as one checked ``PatchSet``.
+"""The local cloud's patches, by kind (patching.Kind): one list, installed as one ``PatchSet``.
 
-``fixes/`` (moto answers differently from AWS), ``features/`` (what moto does not do), and
-``speedups/`` (same answers, less CPU). Speedups are on when ``LOCALCLOUD_SPEEDUPS=1`` (set
-by ``make test``, ``make demo`` and the benchmarks) or when a ``LocalCloud`` is made with
-``speedups=True``; without them everything behaves the same, only slower.
-``ingestctl local patches`` prints this inventory.
+Speedups are on when ``LOCALCLOUD_SPEEDUPS=1`` (set by ``make test``, ``make demo`` and the
+benchmarks) or when a ``LocalCloud`` is made with ``speedups=True``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """What one running local cloud knows and changes while it runs.
 
-A :class:`Runtime` belongs to one :class:`~localcloud.cloud.LocalCloud`: the functions'
-environments, the log of invocations, the faults to inject,
-the clock (virtual or scaled real time), the EventBridge delivery log and the Step Functions
-MockConfigFile. Patches are built for a runtime (``Patch.build(runtime)``) and reach it
-through their closures, so nothing here is a module global and two clouds never share state.
-The state's classes are here (the faults' in faults.py): the patches import them, never back.
+A :class:`Runtime` belongs to one :class:`~localcloud.cloud.LocalCloud`. Patches are built for
+a runtime (``Patch.build(runtime)``) and reach it through their closures, so nothing here is a
+module global and two clouds never share state. The state's classes are here (the faults' in
+faults.py): the patches import them, never back.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from typing import Any
 
 from localcloud.faults import Faults
 from localcloud.iam import enforcement as iam
-from localcloud.work_log import WorkLog
+from localcloud.work_log import WorkLog, wait_on
 
 __all__ = [
     "AsyncInvocation", "AsyncInvocations", "Clock", "Delivery", "DeliveryLog", "DeployReport",
@@ -30,6 +28,8 @@ __all__ = [
 # the background work logs under the names of the features that do the work
 _ASYNC_LOG = logging.getLogger("localcloud.features.lambda_async")
 _REPLICATION_LOG = logging.getLogger("localcloud.features.s3_replication")
+#: execution ARN -> [(state name, seconds)]
+_Sleeps = defaultdict[str, list[tuple[str, float]]]
 
 
 @dataclass
@@ -51,10 +51,8 @@ class Clock:
         self.scale = scale
         #: seconds slept on this clock outside the ASL (deliveries, SDK retries, schedules)
         self.slept = 0.0
-        #: execution ARN -> [(state name, seconds)] of every Retry backoff
-        self.retry_sleeps: defaultdict[str, list[tuple[str, float]]] = defaultdict(list)
-        #: execution ARN -> [(state name, seconds)] of every Wait state
-        self.waits: defaultdict[str, list[tuple[str, float]]] = defaultdict(list)
+        self.retry_sleeps: _Sleeps = defaultdict(list)  # of every Retry backoff
+        self.waits: _Sleeps = defaultdict(list)  # of every Wait state
         self._lock = threading.Lock()
 
     def sleep(self, seconds: float) -> None:
@@ -64,9 +62,7 @@ class Clock:
         if self.scale and seconds > 0:
             time.sleep(seconds * self.scale)
 
-    def record(
-        self, log: defaultdict[str, list[tuple[str, float]]], env: Any, seconds: float
-    ) -> None:
+    def record(self, log: _Sleeps, env: Any, seconds: float) -> None:
         context = env.states.context_object.context_object_data
         with self._lock:
             log[context["Execution"]["Id"]].append((context["State"]["Name"], seconds))
@@ -100,8 +96,6 @@ class Delivery:
 
 
 class DeliveryLog(WorkLog[Delivery]):
-    """Deliveries in submission order, with waiting helpers (thread-safe)."""
-
     THREADS = "eventbridge"
 
 
@@ -227,16 +221,8 @@ class Runtime:
             return self.invoked[record["function"]]
 
     def wait_until(self, predicate: Callable[[], Any], timeout: float) -> Any:
-        """Block until ``predicate()`` is truthy, re-checking whenever an execution ends (and
-        at least every 50 ms for anything else); its value, or the falsy value on timeout."""
-        deadline = time.monotonic() + timeout
-        with self.executions_changed:
-            while True:
-                value = predicate()
-                remaining = deadline - time.monotonic()
-                if value or remaining <= 0:
-                    return value
-                self.executions_changed.wait(min(remaining, 0.05))
+        """``wait_on`` the end of an execution (work_log.py)."""
+        return wait_on(self.executions_changed, predicate, timeout)
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Run ``closer`` when the runtime closes (a patch's own cleanup)."""

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["WorkLog"]
+__all__ = ["WorkLog", "wait_on"]
 
 
 class _Item(Protocol):
@@ -18,6 +18,19 @@ class _Item(Protocol):
 
 
 T = TypeVar("T", bound=_Item)
+
+
+def wait_on(changed: threading.Condition, predicate: Callable[[], Any], timeout: float) -> Any:
+    """Block until ``predicate()`` is truthy, re-checked whenever ``changed`` is notified and
+    at least every 50 ms; its value, or the falsy value on timeout."""
+    deadline = time.monotonic() + timeout
+    with changed:
+        while True:
+            value = predicate()
+            remaining = deadline - time.monotonic()
+            if value or remaining <= 0:
+                return value
+            changed.wait(min(remaining, 0.05))
 
 
 class WorkLog(Generic[T]):
@@ -65,15 +78,8 @@ class WorkLog(Generic[T]):
         return [item for item in self.all() if predicate(item)]
 
     def wait(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
-        """Block until ``predicate()`` is truthy (re-checked after every finished item)."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                value = predicate()
-                remaining = deadline - time.monotonic()
-                if value or remaining <= 0:
-                    return value
-                self._changed.wait(min(remaining, 0.05))
+        """``wait_on`` this log: re-checked after every finished item."""
+        return wait_on(self._changed, predicate, timeout)
 
     def drain(self, timeout: float = 30.0) -> None:
         """Wait until every item has finished; TimeoutError otherwise."""

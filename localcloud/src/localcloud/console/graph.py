@@ -105,22 +105,17 @@ def _rule_text(rule: Any) -> str | None:
     """One JSONPath or JSONata rule as text, or None when it is not one we can read."""
     if not isinstance(rule, dict):
         return None
-    text: str | None = None
     if isinstance(rule.get("Condition"), str):  # JSONata: "{% ... %}"
-        text = rule["Condition"].strip()
-        if text.startswith("{%") and text.endswith("%}"):
-            text = text[2:-2].strip()
-    elif "Not" in rule:
+        text = str(rule["Condition"]).strip()
+        return text[2:-2].strip() if text.startswith("{%") and text.endswith("%}") else text
+    if "Not" in rule:
         inner = _rule_text(rule["Not"])
-        text = None if inner is None else f"not ({inner})"
-    elif isinstance(junction := rule.get("And", rule.get("Or")), list):
+        return None if inner is None else f"not ({inner})"
+    if isinstance(junction := rule.get("And", rule.get("Or")), list):
         parts = [_rule_text(item) for item in junction]
         word = " and " if "And" in rule else " or "
-        if parts and all(parts):
-            text = word.join(f"({part})" for part in parts)
-    else:
-        text = _comparison_text(rule)
-    return text
+        return word.join(f"({part})" for part in parts) if parts and all(parts) else None
+    return _comparison_text(rule)
 
 
 def choice_label(rule: Any, index: int) -> str:
@@ -133,18 +128,16 @@ def choice_label(rule: Any, index: int) -> str:
 
 
 def _retries(state: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for retrier in state.get("Retry") or []:
-        if isinstance(retrier, dict):
-            out.append(
-                {
-                    "errorEquals": list(retrier.get("ErrorEquals") or []),
-                    "maxAttempts": retrier.get("MaxAttempts", 3),  # ASL's default
-                    "intervalSeconds": retrier.get("IntervalSeconds", 1),
-                    "backoffRate": retrier.get("BackoffRate", 2.0),
-                }
-            )
-    return out
+    return [
+        {
+            "errorEquals": list(retrier.get("ErrorEquals") or []),
+            "maxAttempts": retrier.get("MaxAttempts", 3),  # ASL's default
+            "intervalSeconds": retrier.get("IntervalSeconds", 1),
+            "backoffRate": retrier.get("BackoffRate", 2.0),
+        }
+        for retrier in state.get("Retry") or []
+        if isinstance(retrier, dict)
+    ]
 
 
 class _Builder:
@@ -186,7 +179,7 @@ class _Builder:
 
     def state(self, group_id: str, name: str, state: Any, target: Any) -> None:
         """The node of one state, its nested groups and its outgoing edges."""
-        node_id = f"{group_id}{'.' if group_id == TOP else '/'}{name}"
+        node_id = target(name)  # a state of the group: never Missing
         if not isinstance(state, dict):
             self.node({"id": node_id, "label": name, "type": "Unknown", "group": group_id})
             return

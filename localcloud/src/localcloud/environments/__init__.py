@@ -5,13 +5,9 @@ awslambdaric 4.2.2, the runtime's boto3; ``make bootstrap`` makes it) running th
 runtime interface client, ``awslambdaric``, against a Runtime API the local cloud serves for
 that environment alone (runtime_api.py). So handler loading and the error documents
 (errorType, errorMessage, stackTrace; Runtime.ImportModuleError, Runtime.HandlerNotFound) are
-Lambda's own. The process gets the function's Environment variables plus those Lambda defines
-(_HANDLER, AWS_LAMBDA_FUNCTION_NAME, AWS_LAMBDA_RUNTIME_API, LAMBDA_TASK_ROOT, TZ ...), the
-credentials and AWS_ENDPOINT_URL it is given, a Python path of its code directory, its layers
-and the runtime (nothing of the local cloud), a TMPDIR of its own (removed with it).
-A function whose Runtime is another ``python3.x`` runs on this machine's Python 3.x, in a
-runtime environment with the same pins made once, or on the nearest there is, with a warning
-naming both (runtimes.py).
+Lambda's own. The process gets Lambda's variables and Python path (spec.py: nothing of the
+local cloud) and a TMPDIR of its own (removed with it).
+A function whose Runtime is another ``python3.x``: runtimes.py.
 
 Use::
 
@@ -33,37 +29,20 @@ Use::
         result.payload, result.function_error, result.error_type, result.logs
         result.init_duration_ms  # a cold start's Init Duration, else None
 
-A pool reuses a warm environment, starts one when all are busy, and raises
-:class:`TooManyRequests` past ``reserved_concurrency``. An invocation past its deadline kills
-the environment's process group (nothing the handler would do afterwards happens) and returns
-``Sandbox.Timedout`` ("Task timed out after N.00 seconds" in the logs). ``logs`` has Lambda's
-START, END and REPORT lines around the runtime's output (REPORT: Duration, Billed Duration,
-Memory Size, Max Memory Used, Init Duration on a cold start, Status on a timeout or error).
+New environments are forked from a fork server (launcher.py, _forkserver.py). Measured on this
+2-core machine (shared), `.venv/bin/python scripts/bench_lambda_environments.py`: a new
+environment, to its runtime's first /next, forked: 20 ms wall median (11 ms at best), 8-10 ms of
+CPU in the environment and 1 ms in the fork server; a new Python each (measured before issue 39
+ended spawning): 61-68 ms wall, 48-51 ms of CPU. The fork server starts once per runtime Python
+(75 ms). A warm invocation's round trip: 0.6-1.1 ms median.
 
-New environments are forked from a fork server (launcher.py, _forkserver.py) that has
-imported what the Python runtime imports before it loads a handler (not boto3, not the
-runtime client's C extension: each environment imports those with its own variables and
-path). Measured on this 2-core machine (shared), `.venv/bin/python
-scripts/bench_lambda_environments.py`: a new environment, to its runtime's first /next,
-forked: 20 ms wall median (11 ms at best), 8-10 ms of CPU in the environment and 1 ms in the
-fork server; a new Python each (measured before issue 39 ended spawning): 61-68 ms wall,
-48-51 ms of CPU. The fork server starts once per runtime Python (75 ms). A warm invocation's
-round trip: 0.6-1.1 ms median.
-
-The first environment of a function configuration (its library path, its variables) reports,
-when it posts its first result, the library modules it imported (the runtime's boto3, its
-layers', its requirements'; not its own code) and the services whose SDK data (service model,
-endpoint rules) its default boto3 session loaded; the next ones, in this cloud or the next one
-of this process, are forked from a fork server of that configuration which imported them and
-loaded that data once, with the function's own variables (not its credentials or endpoint:
-the session resolves none). Their init runs the function's own modules only and their clients
-are made from loaded data (an S3 client: 11 ms of CPU instead of 88), so their Init Duration
-leaves out the libraries' import. This application's ProcessFunction: 0.51 s of CPU for a
-first environment, 0.17 s for the next ones before the SDK data was kept (issue 39's note).
-
-MemorySize is a limit on the environment's process: its resident memory, read every 50 ms
-while an invocation runs, past it kills the process (Runtime.OutOfMemory, "Runtime exited with
-error: signal: killed"), as Lambda's sandbox is killed; not the processes a handler starts.
+The next environments of a function configuration, in this cloud or the next one of this
+process, are forked from a fork server of that configuration which imported the libraries its
+first one imported and loaded the SDK data of the services its clients used (_forkserver.py):
+their init runs the function's own modules only and their clients are made from loaded data
+(an S3 client: 11 ms of CPU instead of 88), so their Init Duration leaves out the libraries'
+import. This application's ProcessFunction: 0.51 s of CPU for a first environment, 0.17 s for
+the next ones before the SDK data was kept (issue 39's note).
 
 Not like Lambda: /tmp is TMPDIR (a handler that writes to the literal path "/tmp/x" shares the
 machine's /tmp).

@@ -1,5 +1,5 @@
 """The fork server of the function environments: run by the Lambda runtime's Python
-(``.venv-lambda/bin/python -I _forkserver.py FD``), never imported by the local cloud.
+(``.venv-lambda/bin/python -I _forkserver.py FD CONFIG``), never imported by the local cloud.
 
 It imports, once, what the Python runtime imports before it loads a handler (the standard
 library modules of awslambdaric's bootstrap, simplejson, awslambdaric's own modules), then
@@ -9,30 +9,31 @@ extension reads ``AWS_LAMBDA_RUNTIME_API`` when it is loaded), ``awslambdaric.bo
 anything a function could bring in a version of its own: each child imports those itself,
 after it has taken its environment's variables and Python path.
 
-Protocol, on the Unix socket whose descriptor is ``argv[1]``: the client sends one JSON
-object (``env``, ``cwd``, ``path``, ``handler``) with one descriptor attached (SCM_RIGHTS:
-the write end of the environment's log pipe, which becomes the child's stdout and stderr);
-the server answers ``{"pid": N}`` on one line. The child is the leader of a session of its
-own (the client kills its process group). Children are reaped by the kernel (SIGCHLD
-ignored). The server exits when the socket closes.
+Protocol, on the Unix socket whose descriptor is ``FD``: the client sends one JSON object
+(``env``, ``cwd``, ``path``, ``handler``) with one descriptor attached (SCM_RIGHTS: the write
+end of the environment's log pipe, which becomes the child's stdout and stderr); the server
+answers ``{"pid": N}`` on one line. The child is the leader of a session of its own (the
+client kills its process group). Children are reaped by the kernel (SIGCHLD ignored). The
+server exits when the socket closes.
 
-A function's own fork server (``argv[2]``, a JSON object: ``path``, ``env``, ``modules``,
-``services``) also imports, once and with that function's variables, the library modules (the
-runtime's, its layers', its requirements') its first environment imported by the end of its
-first invocation, and loads the SDK data of the services whose clients that environment made
-from the default boto3 session, as reported by it (a request's ``report``: a file the child
-writes before it posts its first result). Its children then import only the function's own
-code (and what was not reported), and their clients are made from data already loaded.
-When ready, a server says which variables its preload read, with their values (``read``:
-os.environ's reads recorded; urllib's proxy lookup reads the names of the ``*_proxy`` ones,
-any other listing reads them all: None). Another configuration of the same libraries whose
-variables have those values is forked from it too (launcher.fork_server).
+A function's own fork server (``CONFIG``, a JSON object: ``path``, ``env``, ``modules``,
+``services``; empty for the runtime's) also imports, once and with that function's variables,
+the library modules (the runtime's, its layers', its requirements') its first environment
+imported by the end of its first invocation, and loads the SDK data of the services whose
+clients that environment made from the default boto3 session, as reported by it (a request's
+``report``: a file the child writes before it posts its first result). Its children then
+import only the function's own code (and what was not reported), and their clients are made
+from data already loaded. When ready, a server says which variables its preload read, with
+their values (``read``: os.environ's reads recorded; urllib's proxy lookup reads the names of
+the ``*_proxy`` ones, any other listing reads them all: None). Another configuration of the
+same libraries whose variables have those values is forked from it too (launcher.fork_server).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import json
 import os
 import signal
@@ -41,19 +42,16 @@ import sys
 from typing import Any, ClassVar
 
 PRELOADED = (
-    # awslambdaric's bootstrap and what it imports at start
-    "importlib",
-    "json",
+    # awslambdaric's bootstrap and what it imports at start (importlib and json: imported above;
+    # http and awslambdaric: with their modules)
     "logging",
     "traceback",
     "decimal",
     "math",
     "enum",
-    "http",
     "http.client",
     "concurrent.futures",
     "simplejson",
-    "awslambdaric",
     "awslambdaric.lambda_context",
     "awslambdaric.lambda_runtime_exception",
     "awslambdaric.lambda_runtime_log_utils",
@@ -70,18 +68,7 @@ _RUNTIME_OWN = ("awslambdaric", "runtime_client", "snapshot_restore_py")
 BASE: frozenset[str] = frozenset()
 
 
-def _start() -> None:
-    import importlib
-
-    global BASE  # noqa: PLW0603 - set once, before the first fork
-    for name in PRELOADED:
-        importlib.import_module(name)
-    BASE = frozenset(sys.modules)
-
-
 def _preload(modules: list[str], services: list[str], region: str | None) -> None:
-    import importlib
-
     for name in modules:  # a function's libraries: one that fails is imported by the child
         with contextlib.suppress(Exception):
             importlib.import_module(name)
@@ -111,14 +98,13 @@ def _report_libraries(path: str, code_dir: str) -> None:
         BaseLambdaRuntimeClient as Client,
     )
 
-    loaded = BASE
     posts = {name: getattr(Client, name) for name in ("post_invocation_result",
                                                       "post_invocation_error")}  # fmt: skip
 
     def report() -> None:
         for name, post in posts.items():
             setattr(Client, name, post)
-        libraries = [name for name, module in list(sys.modules.items()) if name not in loaded
+        libraries = [name for name, module in list(sys.modules.items()) if name not in BASE
                      and not name.startswith(_RUNTIME_OWN)
                      and not str(getattr(module, "__file__", None) or code_dir).startswith(
                          code_dir)]  # fmt: skip
@@ -140,42 +126,50 @@ def _report_libraries(path: str, code_dir: str) -> None:
         setattr(Client, name, reporting(name))
 
 
-def _child(request: dict[str, object], log_fd: int, server: socket.socket) -> None:
-    """In the forked child: become the environment, then run the runtime interface client."""
+def _child(request: dict[str, Any], log_fd: int, base_path: list[str]) -> None:
+    """Become the environment, then run the runtime interface client."""
+    os.setsid()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in request["env"].items()})
+    os.chdir(str(request["cwd"]))
+    sys.path[:] = [str(p) for p in [*request["path"], *base_path]]
+    sys.argv[:] = ["awslambdaric", str(request["handler"])]
+    if request.get("report"):
+        _report_libraries(str(request["report"]), str(request["cwd"]))
+    # (not importlib.invalidate_caches(): it imports importlib.metadata, 40 ms of CPU; the
+    # function's directories were never on the server's path, so nothing of them is cached)
+    from awslambdaric.__main__ import main  # type: ignore[import-not-found]
+
+    main(sys.argv)
+
+
+def _forked(request: dict[str, Any], fd: int, parent: socket.socket, base_path: list[str]) -> None:
+    """In a forked child, which never returns: an environment (``fd``: its log pipe), or the
+    fork server of a configuration (a request's ``server``, as ``CONFIG``) on the socket
+    ``fd``, made from this server's imports."""
+    server = "server" in request
     code = 1
     try:
-        os.setsid()
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        server.close()
-        os.dup2(log_fd, 1)
-        os.dup2(log_fd, 2)
-        os.close(log_fd)
-        env = request["env"]
-        assert isinstance(env, dict)
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in env.items()})
-        os.chdir(str(request["cwd"]))
-        path = request["path"]
-        assert isinstance(path, list)
-        sys.path[:] = [str(p) for p in path]
-        sys.argv[:] = ["awslambdaric", str(request["handler"])]
-        if request.get("report"):
-            _report_libraries(str(request["report"]), str(request["cwd"]))
-        # (not importlib.invalidate_caches(): it imports importlib.metadata, 40 ms of CPU; the
-        # function's directories were never on the server's path, so nothing of them is cached)
-        from awslambdaric.__main__ import main  # type: ignore[import-not-found]
-
-        main(sys.argv)
+        parent.close()
+        if server:
+            _become(socket.socket(fileno=fd), request["server"], base_path)
+        else:
+            _child(request, fd, base_path)
         code = 0
-    except SystemExit as exit_:
+    except SystemExit as exit_:  # a server's: a preloaded module started a thread (falls back)
         code = exit_.code if isinstance(exit_.code, int) else 1
     except BaseException:
-        import traceback
+        if not server:
+            import traceback
 
-        traceback.print_exc()
+            traceback.print_exc()
     finally:
-        for stream in (sys.stdout, sys.stderr):
+        for stream in () if server else (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # the process is ending either way
                 stream.flush()
         os._exit(code)
@@ -188,13 +182,9 @@ def serve(sock: socket.socket, base_path: list[str]) -> None:
         data, fds, _flags, _addr = socket.recv_fds(sock, MAX_REQUEST, 1)
         if not data:
             return
-        request = json.loads(data)
         pid = os.fork()
-        if pid == 0 and "server" in request:
-            _server_child(request["server"], fds[0], sock, base_path)
-        elif pid == 0:
-            request["path"] = [*request["path"], *base_path]
-            _child(request, fds[0], sock)
+        if pid == 0:
+            _forked(json.loads(data), fds[0], sock, base_path)
         for fd in fds:
             os.close(fd)
         sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
@@ -226,9 +216,9 @@ class _Reads(type(os.environ)):  # type: ignore[misc,valid-type]  # os._Environ,
         return iter(names)
 
 
-def _configure(function: dict[str, Any]) -> dict[str, str | None] | None:
-    """Become the fork server of a function configuration (or of the runtime: ``{}``): the
-    variables its preload read, with their values (None: it read them all)."""
+def _become(sock: socket.socket, function: dict[str, Any], base_path: list[str]) -> None:
+    """Be the fork server of a function configuration (or of the runtime: ``{}``) on ``sock``:
+    ready, with the variables its preload read and their values (None: it read them all)."""
     os.environ.update({str(k): str(v) for k, v in function.get("env", {}).items()})
     sys.path[:0] = function.get("path", [])
     _Reads.read = {}
@@ -242,34 +232,17 @@ def _configure(function: dict[str, Any]) -> dict[str, str | None] | None:
     if threading is not None and threading.active_count() > 1:
         sys.exit("a preloaded module started a thread: a fork would lose it")
     gc.freeze()  # what every child shares: never gone over by a child's collections
-    return _Reads.read
-
-
-def _server_child(function: dict[str, Any], fd: int, parent: socket.socket,
-                  base_path: list[str]) -> None:  # fmt: skip
-    """In a forked child: the fork server of a configuration, on the socket ``fd``, made from
-    this server's imports (a request's ``server``: the configuration, as ``argv[2]``)."""
-    code = 1
-    try:
-        parent.close()
-        sock = socket.socket(fileno=fd)
-        read = _configure(function)
-        sock.sendall(json.dumps({"ready": True, "read": read}).encode() + b"\n")
-        serve(sock, base_path)
-        code = 0
-    except SystemExit as exit_:  # a preloaded module started a thread: the client falls back
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    finally:
-        os._exit(code)
+    sock.sendall(json.dumps({"ready": True, "read": _Reads.read}).encode() + b"\n")
+    serve(sock, base_path)
 
 
 def main() -> None:
-    sock = socket.socket(fileno=int(sys.argv[1]))
+    global BASE  # noqa: PLW0603 - set once, before the first fork
     base_path = list(sys.path)
-    _start()
-    read = _configure(json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
-    sock.sendall(json.dumps({"ready": True, "read": read}).encode() + b"\n")
-    serve(sock, base_path)
+    for name in PRELOADED:
+        importlib.import_module(name)
+    BASE = frozenset(sys.modules)
+    _become(socket.socket(fileno=int(sys.argv[1])), json.loads(sys.argv[2] or "{}"), base_path)
 
 
 if __name__ == "__main__":

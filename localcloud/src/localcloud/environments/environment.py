@@ -2,12 +2,14 @@
 (awslambdaric) against a Runtime API of its own, one invocation at a time.
 
 ``Environment(spec)`` starts the process (init); :meth:`Environment.invoke` hands it an event
-and waits, until the function's deadline, for the runtime's response or error; past the
-deadline the process group is killed ("Task timed out after N.00 seconds") and the environment
-is dead. An init error (the handler's module does not import, ...) ends the environment too:
-the invocation gets the runtime's own error document. The log lines are the process's output
-during the invocation, between Lambda's START and END / REPORT lines (a cold start's REPORT
-carries the Init Duration).
+and waits, until the function's deadline, for the runtime's response or error. Past the
+deadline the process group is killed (nothing the handler would do afterwards happens):
+Sandbox.Timedout, "Task timed out after N.00 seconds" in the logs. MemorySize is a limit on the
+process's resident memory (not the processes a handler starts'), read while an invocation runs:
+past it the process is killed, as Lambda's sandbox is (Runtime.OutOfMemory, "Runtime exited with
+error: signal: killed"). Either ends the environment; so does an init error (the handler's
+module does not import, ...), whose invocation gets the runtime's own error document. The log
+lines are the process's output during the invocation, between Lambda's START and END / REPORT.
 """
 
 from __future__ import annotations
@@ -106,10 +108,6 @@ def _max_memory_mb(pid: int, field: str = "VmHWM:") -> int | None:
     return None
 
 
-def _memory_mb(pid: int) -> int:
-    return _max_memory_mb(pid, "VmRSS:") or 0
-
-
 class Environment:
     """One process of the function, reused by invocations while it lives."""
 
@@ -129,19 +127,16 @@ class Environment:
         self._path = json.dumps(path)  # the key in LEARNED of what its code and libraries import
         self._report: Path | None = None  # where it reports its library imports, if first
         try:
-            #: its configuration's fork server (see _function_server)
             self._function = _function_server(spec, env, path)
             learned = LEARNED.get(self._function)
             if learned is None:  # the first environment reports what it imports
                 self._report = self.tmp.with_suffix(".imports")
-                # what another configuration of the same code and libraries imported, if one
-                # did: preloaded with this configuration's variables all the same
-                learned = LEARNED.get(self._path)
+                learned = LEARNED.get(self._path)  # preloaded with this one's variables
+            origin = None if _own_sdk(path) else RUNTIME_SDK  # it has boto3 imported
             if learned is None:
-                server = fork_server(python, "" if _own_sdk(path) else RUNTIME_SDK)
+                server = fork_server(python, origin or "")
             else:
                 preload = {**json.loads(self._function), **learned}
-                origin = None if _own_sdk(path) else RUNTIME_SDK  # it has boto3 imported
                 server = fork_server(python, json.dumps(preload), origin)
             self.process: Process = server.launch(
                 spec.handler, env, spec.code_dir, path, self._logs.write_fd, self._report
@@ -172,13 +167,7 @@ class Environment:
         return (end - self._started) * 1000
 
     def invoke(
-        self,
-        event: bytes,
-        request_id: str | None = None,
-        deadline_ms: int | None = None,
-        *,
-        trace_id: str | None = None,
-        client_context: str | None = None,
+        self, event: bytes, request_id: str | None = None, deadline_ms: int | None = None
     ) -> Result:
         spec = self.spec
         request_id = request_id or str(uuid.uuid4())
@@ -188,20 +177,20 @@ class Environment:
         start = time.monotonic()
         if deadline_ms is None:
             deadline_ms = int(time.time() * 1000 + spec.timeout * 1000)
-        trace = trace_id or f"Root=1-{int(time.time()):08x}-{uuid.uuid4().hex[:24]};Sampled=0"
-        invocation = Invocation(
-            request_id, event, deadline_ms, spec.function_arn, trace, client_context
-        )
+        trace = f"Root=1-{int(time.time()):08x}-{uuid.uuid4().hex[:24]};Sampled=0"
+        invocation = Invocation(request_id, event, deadline_ms, spec.function_arn, trace)
         error_type: str | None = None
         status = ""
+        memory: int | None = None  # its peak, when read before it was stopped
+        last: list[str] = []  # Lambda's own line after the runtime's
         if self.api.init_error is not None or not self.api.initialized.is_set() or self._exited():
-            payload, error_type, status = self._init_failure(init_ms)
+            payload, error_type, status = self._init_failure()
         else:
             self.api.submit(invocation)
             over_memory = False  # past MemorySize: stopped, as Lambda's sandbox is
             while not invocation.done.is_set() and not self._exited():
                 left = deadline_ms / 1000 - time.time()
-                over_memory = _memory_mb(self.pid) > spec.memory_mb
+                over_memory = (_max_memory_mb(self.pid, "VmRSS:") or 0) > spec.memory_mb
                 if left <= 0 or over_memory:
                     break
                 self.api.changed.wait(min(left, MEMORY_POLL))
@@ -211,36 +200,51 @@ class Environment:
                 if invocation.error_type is not None:
                     error_type = _error_type(payload) or invocation.error_type
             elif self._exited():
-                status = self._exit_message(request_id)
-                payload = json.dumps(
-                    {"errorType": "Runtime.ExitError", "errorMessage": status}
-                ).encode()
                 error_type, status = "Runtime.ExitError", "error\tError Type: Runtime.ExitError"
+                payload = _document(error_type, self._exit_message(request_id))
             else:
                 memory = _max_memory_mb(self.pid)
                 self.stop()
-                seconds = f"{spec.timeout:.2f}"
                 error_type, status, reason = (
                     ("Runtime.OutOfMemory", "error\tError Type: Runtime.OutOfMemory",
                      "Runtime exited with error: signal: killed") if over_memory
-                    else ("Sandbox.Timedout", "timeout", f"Task timed out after {seconds} seconds")
+                    else ("Sandbox.Timedout", "timeout",
+                          f"Task timed out after {spec.timeout:.2f} seconds")
                 )  # fmt: skip
-                payload = json.dumps(
-                    {
-                        "errorType": error_type,
-                        "errorMessage": f"RequestId: {request_id} Error: {reason}",
-                    }
-                ).encode()
-                logs += self._logs.take()
+                payload = _document(error_type, f"RequestId: {request_id} Error: {reason}")
                 line = f"RequestId: {request_id} Error: {reason}" if over_memory else reason
-                logs.append(f"{_timestamp()} {request_id} {line}")
-                return self._result(
-                    request_id, payload, error_type, logs, init_ms, start, status, memory
-                )
-        logs += self._logs.take()
+                last.append(f"{_timestamp()} {request_id} {line}")
+        logs += [*self._logs.take(), *last]
         self._learn()
-        memory = self.api.init_memory  # an init that failed: read before the runtime exited
-        return self._result(request_id, payload, error_type, logs, init_ms, start, status, memory)
+        duration = (time.monotonic() - start) * 1000
+        if status == "timeout":
+            duration = max(duration, spec.timeout * 1000)
+        memory = (  # (init_memory: an init that failed, read before the runtime exited)
+            memory or self.api.init_memory or (None if self.dead else _max_memory_mb(self.pid)) or 0
+        )
+        billed = math.ceil(duration + (init_ms or 0))  # the INIT phase is billed (since 2025-08)
+        report = (
+            f"REPORT RequestId: {request_id}\tDuration: {duration:.2f} ms\t"
+            f"Billed Duration: {billed} ms\tMemory Size: {spec.memory_mb} MB\t"
+            f"Max Memory Used: {memory} MB"
+            + (f"\tInit Duration: {init_ms:.2f} ms" if init_ms is not None else "")
+            + (f"\tStatus: {status}" if status else "")
+        )
+        return Result(
+            payload=payload,
+            function_error="Unhandled" if error_type else None,
+            error_type=error_type,
+            logs=[
+                f"START RequestId: {request_id} Version: {spec.version}",
+                *logs,
+                f"END RequestId: {request_id}",
+                report,
+            ],
+            init_duration_ms=init_ms,
+            duration_ms=duration,
+            pid=self.pid,
+            log_stream=self.log_stream,
+        )
 
     def _learn(self) -> None:
         """What the first environment of its configuration imported, for the next ones."""
@@ -251,70 +255,21 @@ class Environment:
                 LEARNED[self._function] = LEARNED[self._path] = learned
             report.unlink(missing_ok=True)
 
-    def _result(  # noqa: PLR0917 - the parts of one REPORT
-        self,
-        request_id: str,
-        payload: bytes,
-        error_type: str | None,
-        lines: list[str],
-        init_ms: float | None,
-        start: float,
-        status: str,
-        memory: int | None,
-    ) -> Result:
-        spec = self.spec
-        duration = (time.monotonic() - start) * 1000
-        if status == "timeout":
-            duration = max(duration, spec.timeout * 1000)
-        memory = memory or (None if self.dead else _max_memory_mb(self.pid)) or 0
-        billed = math.ceil(duration + (init_ms or 0))  # the INIT phase is billed (since 2025-08)
-        report = (
-            f"REPORT RequestId: {request_id}\tDuration: {duration:.2f} ms\t"
-            f"Billed Duration: {billed} ms\tMemory Size: {spec.memory_mb} MB\t"
-            f"Max Memory Used: {memory} MB"
-        )
-        if init_ms is not None:
-            report += f"\tInit Duration: {init_ms:.2f} ms"
-        if status:
-            report += f"\tStatus: {status}"
-        logs = [
-            f"START RequestId: {request_id} Version: {spec.version}",
-            *lines,
-            f"END RequestId: {request_id}",
-            report,
-        ]
-        return Result(
-            payload=payload,
-            function_error="Unhandled" if error_type else None,
-            error_type=error_type,
-            logs=logs,
-            init_duration_ms=init_ms,
-            duration_ms=duration,
-            pid=self.pid,
-            log_stream=self.log_stream,
-        )
-
     def _exited(self) -> bool:
         return self._logs.closed.is_set()
 
-    def _init_failure(self, init_ms: float | None) -> tuple[bytes, str, str]:
+    def _init_failure(self) -> tuple[bytes, str, str]:
         """The invocation of an environment whose init failed: the runtime's error document
         (Runtime.ImportModuleError, ...); the environment is ended."""
         if self.api.init_error is not None:
             payload, header_type = self.api.init_error
             error_type = _error_type(payload) or header_type
         elif not self._exited():
-            message = f"Init timed out after {INIT_TIMEOUT:.2f} seconds"
-            payload = json.dumps(
-                {"errorType": "Sandbox.Timedout", "errorMessage": message}
-            ).encode()
             error_type = "Sandbox.Timedout"
+            payload = _document(error_type, f"Init timed out after {INIT_TIMEOUT:.2f} seconds")
         else:
-            message = self._exit_message(None)
-            payload = json.dumps(
-                {"errorType": "Runtime.ExitError", "errorMessage": message}
-            ).encode()
             error_type = "Runtime.ExitError"
+            payload = _document(error_type, self._exit_message(None))
         self.stop()
         return payload, error_type, f"error\tError Type: {error_type}"
 
@@ -358,6 +313,11 @@ def _function_server(spec: Spec, env: dict[str, str], path: list[str]) -> str:
     shared = {k: v for k, v in env.items() if k not in _PER_ENVIRONMENT}
     libraries = [p for p in path if p != str(spec.code_dir)]
     return json.dumps({"path": libraries, "env": shared}, sort_keys=True)
+
+
+def _document(error_type: str, message: str) -> bytes:
+    """An error document of Lambda's own (errorType first, as Lambda writes it)."""
+    return json.dumps({"errorType": error_type, "errorMessage": message}).encode()
 
 
 def _error_type(payload: bytes) -> str | None:

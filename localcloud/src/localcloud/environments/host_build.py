@@ -80,17 +80,20 @@ def _foreign(tag: str, python_tag: str) -> bool:
 def foreign_distributions(directory: Path, python_tag: str) -> list[tuple[str, str, str]]:
     """(name, version, first tag) of each distribution in ``directory`` (a task root, or a
     layer's python/ and python/lib/pythonX.Y/site-packages) that this machine cannot load."""
-    roots = [directory, directory / "python", *directory.glob("python/lib/python*/site-packages")]
     found = []
-    for root in roots:
-        for info in sorted(root.glob("*.dist-info")) if root.is_dir() else ():
-            wheel = _lines(info / "WHEEL")
-            tags = [line.split(":", 1)[1].strip() for line in wheel if line.startswith("Tag:")]
-            if tags and all(_foreign(tag, python_tag) for tag in tags):
-                header = (line.partition(":") for line in _lines(info / "METADATA")[:20])
-                meta = {k.strip(): v.strip() for k, _, v in header}
-                found.append((meta.get("Name", info.name), meta.get("Version", ""), tags[0]))
+    for info in _dist_infos(directory):
+        wheel = _lines(info / "WHEEL")
+        tags = [line.split(":", 1)[1].strip() for line in wheel if line.startswith("Tag:")]
+        if tags and all(_foreign(tag, python_tag) for tag in tags):
+            header = (line.partition(":") for line in _lines(info / "METADATA")[:20])
+            meta = {k.strip(): v.strip() for k, _, v in header}
+            found.append((meta.get("Name", info.name), meta.get("Version", ""), tags[0]))
     return found
+
+
+def _dist_infos(directory: Path) -> list[Path]:
+    roots = [directory, directory / "python", *directory.glob("python/lib/python*/site-packages")]
+    return [info for root in roots if root.is_dir() for info in sorted(root.glob("*.dist-info"))]
 
 
 def _lines(path: Path) -> list[str]:
@@ -152,8 +155,7 @@ def _install(python: Path, requirements: list[str], *, deps: bool, why: str) -> 
 
 
 def host_builds(directories: list[Path], python: Path) -> list[Path]:
-    """For each of ``directories`` holding packages this machine cannot load, a directory of
-    the same packages built for it (to go before them on the path)."""
+    """For each of ``directories`` with foreign packages, their host build."""
     tag = python_tag(python)
     builds = []
     for directory in directories:
@@ -180,8 +182,7 @@ def _normalized(name: str) -> str:
 
 
 def requirements_build(directory: Path, python: Path, *, layer: bool = False) -> Path | None:
-    """The packages an unbuilt ``directory``'s requirements.txt names and it does not hold,
-    installed for ``python`` on this machine (a layer's content when ``layer``); None when
+    """The requirements build of ``directory`` (a layer's content when ``layer``); None when
     there is nothing to install (no requirements.txt, or a build that holds them)."""
     try:
         text = (directory / "requirements.txt").read_text(encoding="utf-8")
@@ -189,9 +190,7 @@ def requirements_build(directory: Path, python: Path, *, layer: bool = False) ->
         return None
     wanted = [line.split("#", 1)[0].strip() for line in text.splitlines()]
     wanted = [line for line in wanted if line and not line.startswith("-")]
-    roots = [directory, directory / "python", *directory.glob("python/lib/python*/site-packages")]
-    held = {_normalized(info.name.split("-", 1)[0]) for root in roots
-            for info in (root.glob("*.dist-info") if root.is_dir() else ())}  # fmt: skip
+    held = {_normalized(info.name.split("-", 1)[0]) for info in _dist_infos(directory)}
     names = {_normalized(re.split(r"[\s<>=!~;\[@]", line, maxsplit=1)[0]) for line in wanted}
     if not wanted or names <= held:
         return None

@@ -1,8 +1,5 @@
-"""How an environment's process starts: forked from a fork server (:class:`ForkServer`, one per
-runtime Python, started on first use: a few milliseconds per environment, where a new Python
-costs tens of milliseconds of CPU). It runs ``awslambdaric`` on the handler with the
-environment's variables, working directory and Python path, stdout and stderr on the log
-pipe, in a session of its own (its process group is killed as one)."""
+"""How an environment's process starts: forked from a fork server (:class:`ForkServer`: one per
+runtime Python or function configuration, started on first use; its protocol: _forkserver.py)."""
 
 from __future__ import annotations
 
@@ -65,8 +62,7 @@ class ForkServer:
     def __init__(self, python: Path, function: str = "", origin: ForkServer | None = None) -> None:
         """A new Python, or forked from ``origin`` (a server whose imports it shares)."""
         self.python = python
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._sock = ours
+        self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         with theirs:
@@ -74,13 +70,7 @@ class ForkServer:
                 self._pid = origin._request({"server": json.loads(function)}, theirs.fileno())
             else:
                 self._proc = subprocess.Popen(  # noqa: S603 - the runtime's Python, our script
-                    [
-                        str(python),
-                        "-I",
-                        str(_SERVER_SCRIPT),
-                        str(theirs.fileno()),
-                        *([function] if function else []),
-                    ],
+                    [str(python), "-I", str(_SERVER_SCRIPT), str(theirs.fileno()), function],
                     pass_fds=(theirs.fileno(),),
                     env=_runtime_env(python),
                     stdin=subprocess.DEVNULL,
@@ -125,11 +115,10 @@ class ForkServer:
     def alive(self) -> bool:
         if self._proc is not None:
             return self._proc.poll() is None
-        try:
+        with contextlib.suppress(OSError):
             os.kill(self._pid, 0)  # a forked server is reaped by its origin when it ends
-        except OSError:
-            return False
-        return True
+            return True
+        return False
 
     def close(self) -> None:
         self._sock.close()
@@ -153,18 +142,6 @@ def _libraries(config: dict[str, object]) -> str:
     return json.dumps({k: v for k, v in config.items() if k != "env"}, sort_keys=True)
 
 
-def _sharing(python: Path, function: str) -> tuple[Path, str] | None:
-    """A running server of another configuration of the same libraries that this one may use
-    (``ForkServer.serves``): its key."""
-    config = json.loads(function)
-    libraries, variables = _libraries(config), config.get("env", {})
-    for key, server in reversed(_servers.items()):
-        if (key[0] == python and server.libraries == libraries and server.alive()
-                and server.serves(variables)):  # fmt: skip
-            return key
-    return None
-
-
 def fork_server(python: Path, function: str = "", origin: str | None = None) -> ForkServer:
     """The fork server of this runtime Python, or of a function configuration (a JSON
     object: see _forkserver.py), started once and restarted if it ended (forked from the
@@ -173,11 +150,14 @@ def fork_server(python: Path, function: str = "", origin: str | None = None) -> 
     function's that cannot start (a preloaded module started a thread) falls back to the
     runtime's."""
     with _servers_lock:
-        looks = function and function not in _FAILED and (python, function) not in _servers
-        shared = _sharing(python, function) if looks else None
-        if shared is not None:
-            _servers[shared] = _servers.pop(shared)  # the most recently used
-            return _servers[shared]
+        if function and function not in _FAILED and (python, function) not in _servers:
+            config = json.loads(function)
+            libraries, variables = _libraries(config), config.get("env", {})
+            for key, shared in reversed(_servers.items()):
+                if (key[0] == python and shared.libraries == libraries and shared.alive()
+                        and shared.serves(variables)):  # fmt: skip
+                    _servers[key] = _servers.pop(key)  # the most recently used
+                    return shared
     source = fork_server(python, origin) if origin is not None and function else None
     with _servers_lock:
         key = (python, "" if function in _FAILED else function)

@@ -14,8 +14,6 @@ __all__ = ["EnvironmentPool"]
 
 
 class EnvironmentPool:
-    """``EnvironmentPool(spec).invoke(event, request_id, deadline_ms) -> Result``."""
-
     def __init__(self, spec: Spec, tenant_id: str | None = None) -> None:
         self.spec, self.tenant_id = spec, tenant_id
         self._lock = threading.Lock()
@@ -46,22 +44,14 @@ class EnvironmentPool:
             return None
 
     def invoke(
-        self,
-        event: bytes,
-        request_id: str | None = None,
-        deadline_ms: int | None = None,
-        *,
-        trace_id: str | None = None,
-        client_context: str | None = None,
+        self, event: bytes, request_id: str | None = None, deadline_ms: int | None = None
     ) -> Result:
         environment = self._take()
         try:
             if environment is None:
                 environment = Environment(self.spec)
                 environment.api.tenant_id = self.tenant_id
-            return environment.invoke(
-                event, request_id, deadline_ms, trace_id=trace_id, client_context=client_context
-            )
+            return environment.invoke(event, request_id, deadline_ms)
         finally:
             with self._lock:
                 self._busy -= 1

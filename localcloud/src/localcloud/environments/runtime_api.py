@@ -4,9 +4,9 @@ port of its own: the runtime interface client reaches it at ``AWS_LAMBDA_RUNTIME
 
 * ``GET /2018-06-01/runtime/invocation/next``: waits for an invocation; 200 with the event as
   body and the headers Lambda-Runtime-Aws-Request-Id, Lambda-Runtime-Deadline-Ms,
-  Lambda-Runtime-Invoked-Function-Arn, Lambda-Runtime-Trace-Id (and Client-Context /
-  Cognito-Identity when given; Lambda-Runtime-Aws-Tenant-Id in an environment of a tenant,
-  ``RuntimeApi.tenant_id``). The first call ends the environment's init.
+  Lambda-Runtime-Invoked-Function-Arn, Lambda-Runtime-Trace-Id (and Lambda-Runtime-Aws-Tenant-Id
+  in an environment of a tenant, ``RuntimeApi.tenant_id``). The first call ends the
+  environment's init.
 * ``POST /2018-06-01/runtime/invocation/{id}/response``: 202 ``{"status": "OK"}``; 400
   (``InvalidRequestID``) for an id that is not the current invocation's; 413
   (``RequestEntityTooLarge``) past 6 MB, which the invoker gets as
@@ -45,12 +45,9 @@ class Invocation:
     deadline_ms: int
     function_arn: str
     trace_id: str
-    client_context: str | None = None
-    cognito_identity: str | None = None
     done: threading.Event = field(default_factory=threading.Event)
     payload: bytes = b""
     error_type: str | None = None  # set when the runtime posted an error
-    started: float = 0.0  # monotonic, when the runtime took it
 
 
 class RuntimeApi:
@@ -122,11 +119,8 @@ class RuntimeApi:
         if not self.initialized.is_set():
             self.init_done_at = time.monotonic()
             self.initialized.set()
-        invocation = self._pending.get()
-        if invocation is not None:
-            invocation.started = time.monotonic()
-        self.current = invocation
-        return invocation
+        self.current = self._pending.get()
+        return self.current
 
     def finish(self, request_id: str, payload: bytes, error_type: str | None) -> bool:
         invocation = self.current
@@ -174,13 +168,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self.rfile.read(length)
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             chunks: list[bytes] = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    return b"".join(chunks)
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
                 chunks.append(self.rfile.read(size))
                 self.rfile.readline()
+            self.rfile.readline()
+            return b"".join(chunks)
         return b""
 
     def do_GET(self) -> None:
@@ -198,10 +190,6 @@ class _Handler(BaseHTTPRequestHandler):
             "Lambda-Runtime-Invoked-Function-Arn": invocation.function_arn,
             "Lambda-Runtime-Trace-Id": invocation.trace_id,
         }
-        if invocation.client_context:
-            headers["Lambda-Runtime-Client-Context"] = invocation.client_context
-        if invocation.cognito_identity:
-            headers["Lambda-Runtime-Cognito-Identity"] = invocation.cognito_identity
         if self.api.tenant_id is not None:
             headers["Lambda-Runtime-Aws-Tenant-Id"] = self.api.tenant_id
         self._reply(200, invocation.event, headers)
@@ -209,38 +197,21 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self._body()
         path = self.path.removeprefix(PREFIX)
-        if path == "init/error":
-            error_type = self.headers.get("Lambda-Runtime-Function-Error-Type") or "Unknown"
-            self.api.fail_init(body, error_type)
-            self._reply(202, b'{"status":"OK"}')
-            return
+        error_type = self.headers.get("Lambda-Runtime-Function-Error-Type")
         parts = path.split("/")
-        if len(parts) != 3 or parts[0] != "invocation" or parts[2] not in {"response", "error"}:
-            self._reply(404, _error("Not found", "NotFound"))
-            return
-        request_id, kind = parts[1], parts[2]
-        failure: str | None = None
-        if kind == "error":
-            failure = self.headers.get("Lambda-Runtime-Function-Error-Type") or "Unhandled"
-        elif len(body) > MAX_RESPONSE:
-            message = (
-                "Response payload size exceeded maximum allowed payload size "
-                f"({MAX_RESPONSE} bytes)."
-            )
-            self.api.finish(
-                request_id,
-                _error(message, "Function.ResponseSizeTooLarge"),
-                "Function.ResponseSizeTooLarge",
-            )
-            self._reply(
-                413,
-                _error(
-                    f"Exceeded maximum allowed payload size ({MAX_RESPONSE} bytes).",
-                    "RequestEntityTooLarge",
-                ),
-            )
-            return
-        if not self.api.finish(request_id, body, failure):
-            self._reply(400, _error("Invalid request ID", "InvalidRequestID"))
-            return
-        self._reply(202, b'{"status":"OK"}')
+        reply = 202, b'{"status":"OK"}'
+        if path == "init/error":
+            self.api.fail_init(body, error_type or "Unknown")
+        elif len(parts) != 3 or parts[0] != "invocation" or parts[2] not in {"response", "error"}:
+            reply = 404, _error("Not found", "NotFound")
+        elif parts[2] == "response" and len(body) > MAX_RESPONSE:
+            limit = f"maximum allowed payload size ({MAX_RESPONSE} bytes)."
+            too_large = "Function.ResponseSizeTooLarge"
+            message = f"Response payload size exceeded {limit}"
+            self.api.finish(parts[1], _error(message, too_large), too_large)
+            reply = 413, _error(f"Exceeded {limit}", "RequestEntityTooLarge")
+        elif not self.api.finish(
+            parts[1], body, (error_type or "Unhandled") if parts[2] == "error" else None
+        ):
+            reply = 400, _error("Invalid request ID", "InvalidRequestID")
+        self._reply(*reply)

@@ -32,9 +32,8 @@ _CHOSEN: dict[tuple[str, Path], tuple[Path, str | None]] = {}
 
 
 def runtime_python(runtime: str | None, default: Path | None = None) -> tuple[Path, str | None]:
-    """The Python of the environments of a function whose Runtime is ``runtime``
-    (``default``, .venv-lambda's, for anything but ``python3.x``), and a warning when it is
-    not that runtime's version."""
+    """The Python of a function whose Runtime is ``runtime`` (``default``, .venv-lambda's, for
+    anything but ``python3.x``), and the warning when it is not that version."""
     base = default or default_runtime_python()
     found = _PYTHON.match(runtime or "")
     if found is None or not base.exists():
@@ -86,12 +85,9 @@ def interpreter(minor: int) -> Path | None:
     return None
 
 
-def _runtimes() -> Path:
-    return cache_dir("runtimes")
-
-
 def _made() -> list[Path]:
-    return [done.parent / "bin" / "python" for done in sorted(_runtimes().glob("*/.complete"))]
+    made = sorted(cache_dir("runtimes").glob("*/.complete"))
+    return [done.parent / "bin" / "python" for done in made]
 
 
 def _make(interpreter: Path, base: Path) -> Path:
@@ -99,7 +95,7 @@ def _make(interpreter: Path, base: Path) -> Path:
     pins = base.parent.parent / "requirements.txt"  # .venv-lambda/requirements.txt
     text = pins.read_text(encoding="utf-8")
     key = hashlib.sha256(f"{interpreter.resolve()}\n{text}".encode()).hexdigest()[:12]
-    target = _runtimes() / f"python3.{_minor(interpreter)}-{key}"
+    target = cache_dir("runtimes") / f"python3.{_minor(interpreter)}-{key}"
     if not (target / ".complete").exists():
         LOG.warning("making the Lambda runtime (%s) of %s in %s", " ".join(text.split()),
                     interpreter, target)  # fmt: skip

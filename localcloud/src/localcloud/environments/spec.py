@@ -33,8 +33,7 @@ def default_runtime_python() -> Path:
     chosen = os.environ.get("LOCALCLOUD_RUNTIME_PYTHON")
     if chosen:
         return Path(chosen)
-    here = Path(__file__).resolve()
-    for root in (*here.parents, Path.cwd()):
+    for root in (*Path(__file__).resolve().parents, Path.cwd()):
         candidate = root / ".venv-lambda" / "bin" / "python"
         if candidate.exists():
             return candidate
@@ -82,10 +81,6 @@ class Spec:
     def function_arn(self) -> str:
         return f"arn:aws:lambda:{self.region}:{self.account}:function:{self.function_name}"
 
-    @property
-    def log_group(self) -> str:
-        return f"/aws/lambda/{self.function_name}"
-
     def python_path(self) -> list[str]:
         """The function's part of sys.path, as Lambda orders it: the task root, then the layers
         (/opt/python/lib/pythonX.Y/site-packages, /opt/python; a later layer's files win, as
@@ -109,7 +104,7 @@ class Spec:
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(self.memory_mb),
             "AWS_LAMBDA_FUNCTION_VERSION": self.version,
             "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
-            "AWS_LAMBDA_LOG_GROUP_NAME": self.log_group,
+            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{self.function_name}",
             "AWS_LAMBDA_LOG_STREAM_NAME": log_stream_name(self.version),
             "AWS_LAMBDA_RUNTIME_API": api,
             "LAMBDA_TASK_ROOT": str(self.code_dir),
@@ -128,24 +123,19 @@ class Spec:
 
     def runtime_dir(self) -> Path:
         """LAMBDA_RUNTIME_DIR: the runtime's site-packages (awslambdaric, boto3)."""
-        python = Path(self.runtime_python)
-        lib = python.parent.parent / "lib" / RUNTIME / "site-packages"
+        lib = Path(self.runtime_python).parent.parent / "lib" / RUNTIME / "site-packages"
         return lib if lib.is_dir() else Path(sys.prefix)
 
 
 @dataclass
 class Result:
-    """One invocation: the payload the function returned (or Lambda's error document),
-    ``function_error`` ("Unhandled", Invoke's X-Amz-Function-Error) or None, ``error_type``
-    (errorType, e.g. Runtime.ImportModuleError, Sandbox.Timedout) or None, the log lines
-    (the runtime's output between START and REPORT), and the environment's Init Duration (ms)
-    when this invocation started it (a cold start), else None."""
+    """One invocation."""
 
-    payload: bytes
-    function_error: str | None
-    error_type: str | None
-    logs: list[str]
-    init_duration_ms: float | None
+    payload: bytes  # what the function returned, or Lambda's error document
+    function_error: str | None  # "Unhandled" (Invoke's X-Amz-Function-Error) or None
+    error_type: str | None  # errorType (Runtime.ImportModuleError, Sandbox.Timedout...) or None
+    logs: list[str]  # the runtime's output, between Lambda's START and END / REPORT lines
+    init_duration_ms: float | None  # the Init Duration, when this invocation started it
     duration_ms: float
     pid: int  # the environment's process (which one ran it)
     log_stream: str = ""  # the environment's log stream (its AWS_LAMBDA_LOG_STREAM_NAME)

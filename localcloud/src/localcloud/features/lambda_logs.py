@@ -5,8 +5,7 @@ Lambda sends what a function writes (stdout, stderr), framed by its own ``START`
 ``/aws/lambda/<function name>``; created at the first invocation when the template does not
 create it), in a log stream of the execution environment that ran the invocation (named as
 Lambda names them: ``2026/01/31/[$LATEST]<32 hex digits>``), one event per line. So ``aws logs
-tail``, ``filter-log-events``, ``sam logs`` read a function's output here as on AWS: the
-lines of each environment process (features/lambda_processes.py), one stream per environment.
+tail``, ``filter-log-events``, ``sam logs`` read a function's output here as on AWS.
 
 The events of an invocation are written when it ends, timestamped then. Not here: ``LogFormat:
 JSON`` (the lines are written as text), log levels.
@@ -27,7 +26,6 @@ LOG = logging.getLogger(__name__)
 
 
 def log_group_of(fn: Any) -> str:
-    """The function's log group: its LoggingConfig's LogGroup, else Lambda's default."""
     config = getattr(fn, "logging_config", None)
     if config is None:  # a version published before the deploy applied it: $LATEST's
         from moto.awslambda.utils import get_backend

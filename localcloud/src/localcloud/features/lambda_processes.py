@@ -1,27 +1,23 @@
 """Each function runs in environments of its own, processes of the Lambda Python runtime
-(localcloud/environments/).
+(localcloud/environments/): nothing of a function is imported into the local cloud, and no
+shared ``os.environ`` is set.
 
-Nothing of a function is imported into the local cloud, and no shared ``os.environ`` is
-set: an invocation of a function (or of a version: the code it was published with) runs its
-code (the directory of its zip: ``Processes.code``) in an environment of the
-function's pool (``EnvironmentPool``): the function's own variables (as the function's
-configuration holds them now: UpdateFunctionConfiguration reaches the next environment), its
-code directory, the credentials of a session of its execution role (so its calls are judged
-by the IAM layer from the credentials, iam/credentials.py), ``AWS_ENDPOINT_URL`` the cloud's
-own served endpoint, its Timeout (the environment is stopped), MemorySize and
-ReservedConcurrentExecutions (past it: ``TooManyRequestsException``), and the account's
-concurrency (``LOCALCLOUD_ACCOUNT_CONCURRENCY``, 1000: the functions without a reservation share
-what the reservations leave; past it: ``TooManyRequestsException``). The error documents and
-``Runtime.ImportModuleError`` are the runtime interface client's.
+An invocation of a function (or of a version: the code it was published with) runs its code
+(its zip's directory: ``Processes.code``) in an environment of the function's pool
+(``EnvironmentPool``) made for its configuration as it is now (UpdateFunctionConfiguration
+reaches the next environment): its variables, the credentials of a session of its execution
+role (its calls are judged by the IAM layer from them, iam/credentials.py), ``AWS_ENDPOINT_URL``
+the cloud's served endpoint, its layers (on its path, /opt/python), its Timeout (the environment
+is stopped), MemorySize and ReservedConcurrentExecutions, and the account's concurrency
+(``LOCALCLOUD_ACCOUNT_CONCURRENCY``); past either: ``TooManyRequestsException``. The error
+documents and ``Runtime.ImportModuleError`` are the runtime interface client's.
 
-The function's layers are on its path (/opt/python). A function fault (``cloud.fail_next``,
-a gate) answers or holds the invocation before it reaches an environment.
-A tenant-isolated function (features/lambda_tenancy.py) has a pool for each tenant, whose
-environments are given the tenant (``context.tenant_id``); a durable function
-(features/lambda_durable.py) is invoked by its durable execution, and its SDK calls the
-durable execution APIs at the served endpoint. Each environment's lines (START, the
-runtime's output, END, REPORT) go to the process's stdout and to the function's log group,
-a stream per environment (features/lambda_logs.py).
+A function fault (``cloud.fail_next``, a gate) answers or holds the invocation before it reaches
+an environment. A tenant-isolated function (features/lambda_tenancy.py) has a pool for each
+tenant, whose environments are given the tenant (``context.tenant_id``); a durable function
+(features/lambda_durable.py) is invoked by its durable execution, and its SDK calls the durable
+execution APIs at the served endpoint. Each environment's lines go to the process's stdout and
+to the function's log group, a stream per environment (features/lambda_logs.py).
 """
 
 from __future__ import annotations
@@ -31,10 +27,10 @@ import logging
 import os
 import sys
 import threading
-import uuid
 from pathlib import Path
 from typing import Any
 
+from moto.awslambda.utils import get_backend
 from moto.core.exceptions import JsonRESTError
 
 from localcloud.code import unpacked
@@ -58,8 +54,6 @@ def _layers(fn: Any, python: Path) -> list[Path]:
     """The content of each of the function's layers, in order (a template's own layer: the
     directory its ContentUri names; a layer published as a zip: unpacked; the public
     Powertools layer, which the local cloud stands in for: host_build.powertools_layer)."""
-    from moto.awslambda.utils import get_backend
-
     backend = get_backend(fn.account_id, fn.region)
     found = []
     for layer in fn.layers or []:
@@ -75,8 +69,6 @@ def _layers(fn: Any, python: Path) -> list[Path]:
 
 def _reserved(fn: Any) -> int:
     """The concurrency the account's functions have reserved."""
-    from moto.awslambda.utils import get_backend
-
     functions = get_backend(fn.account_id, fn.region).list_functions()
     return sum(int(f.reserved_concurrency or 0) for f in functions)
 
@@ -101,7 +93,7 @@ class Processes:
         self.account_concurrency = int(os.environ.get("LOCALCLOUD_ACCOUNT_CONCURRENCY", "1000"))
         self._unreserved = 0  # invocations running of functions without a reservation
         self._pools: dict[tuple[Any, ...], EnvironmentPool] = {}
-        self.logs = FunctionLogs()  # the functions' log groups (features/lambda_logs.py)
+        self.logs = FunctionLogs()
         self._code: dict[str, Path] = {}  # CodeSha256 -> its directory
         self._lock = threading.Lock()
 
@@ -129,8 +121,7 @@ class Processes:
         with self._lock:
             pool = self._pools.get(key)
             if pool is None:
-                registry = self.runtime.authorizer.credentials
-                credentials = registry.issue(fn.role, fn.function_name)
+                credentials = self.runtime.authorizer.credentials.issue(fn.role, fn.function_name)
                 python, unlike = runtime_python(fn.run_time)  # its Runtime's, else the nearest
                 if unlike:
                     LOG.warning("%s: %s", fn.function_name, unlike)
@@ -163,7 +154,7 @@ class Processes:
             return pool
 
     def invoke(  # noqa: PLR0917 - lambda_runtime.py's invocation
-        self, fn: Any, code: Path, body: Any, request_id: str | None,
+        self, fn: Any, code: Path, body: Any, request_id: str,
         response_headers: Any, rec: dict[str, Any], tenant: str | None = None,
     ) -> bytes:  # fmt: skip
         """One invocation (``rec``, counted by the caller) in an environment of the function
@@ -177,7 +168,7 @@ class Processes:
                 raise TooManyRequests()  # the account's ConcurrentInvocationLimitExceeded
             self._unreserved += unreserved
         try:
-            result = pool.invoke(payload or b"{}", request_id or str(uuid.uuid4()))
+            result = pool.invoke(payload or b"{}", request_id)
         finally:
             with self._lock:
                 self._unreserved -= unreserved

@@ -4,10 +4,8 @@ moto's Lambda without Docker (``mock_aws(config={"lambda": {"use_docker": False}
 ``moto.awslambda_simple``: a ``LambdaSimpleBackend`` (a ``LambdaBackend`` subclass whose
 ``invoke`` echoes the payload) kept in the ``BackendDict`` ``lambda_simple_backends``, which
 ``moto.awslambda.utils.get_backend`` returns for every caller (the Lambda API, CloudFormation,
-event source mappings, Step Functions' lambda:invoke). :class:`LocalLambdaBackend` is one
-more variant registered the same way: a subclass whose ``invoke`` runs the invocation in an
-environment of the function (features/lambda_processes.py), with the errors as AWS reports
-them:
+event source mappings, Step Functions' lambda:invoke). :class:`LocalLambdaBackend`, registered
+the same way, runs the invocation instead, with the errors as AWS reports them:
 
 * a handler exception is a function error: ``x-amz-function-error: Unhandled`` and the
   error document of the runtime interface client (errorType, errorMessage, stackTrace), which
@@ -51,10 +49,8 @@ TENANT_HEADER = "X-Amz-Tenant-Id"
 
 def request_header(headers: Any, name: str) -> str | None:
     """An Invoke request's header (any case), or None."""
-    for key, value in dict(headers or {}).items():
-        if str(key).lower() == name.lower():
-            return str(value)
-    return None
+    items = dict(headers or {}).items()
+    return next((str(value) for key, value in items if str(key).lower() == name.lower()), None)
 
 
 class _ServiceError(JsonRESTError):
@@ -64,8 +60,6 @@ class _ServiceError(JsonRESTError):
 
 
 class LocalLambdaBackend(LambdaSimpleBackend):
-    """``LambdaSimpleBackend`` whose ``invoke`` runs the function in its environments."""
-
     runtime: Runtime  # set on the per-cloud subclass made by the patch
     #: set by a stack deploy while it creates the stack: called before a function of it is
     #: invoked (by a custom resource) with its name (stack/custom_resources.py)
@@ -108,21 +102,19 @@ class LocalLambdaBackend(LambdaSimpleBackend):
             return durable
         request_id = request_header(headers, REQUEST_ID_HEADER) or str(uuid.uuid4())
         response_headers["x-amzn-RequestId"] = request_id  # fixes/lambda_invoke_request_id
-        text = body.decode() if isinstance(body, bytes) else body
         rec: dict[str, Any] = {
             "function": fn.function_name,
-            "event": json.loads(text) if text else {},
+            "event": json.loads(body) if body else {},
             "thread": threading.current_thread().name,  # the invoker's
             "tenant": tenant,
         }
         number = self.runtime.count_invocation(rec)
         fault = self.runtime.faults.take(fn.function_name, number)
+        processes = processes_of(self.runtime)
 
         def run(event: Any, context: Any) -> bytes:
             try:
-                return bytes(processes_of(self.runtime).invoke(
-                    fn, code, body, request_id, response_headers, rec, tenant
-                ))  # fmt: skip
+                return processes.invoke(fn, code, body, request_id, response_headers, rec, tenant)
             except TooManyRequests as e:  # a service error, as the one a fault raises
                 raise LambdaServiceError("TooManyRequestsException", e.message, 429) from e
 
@@ -133,22 +125,19 @@ class LocalLambdaBackend(LambdaSimpleBackend):
             rec["outcome"] = e.code
             raise _ServiceError(e.code, str(e), e.status) from e
         except LambdaTimeout:
-            rec["outcome"] = "Sandbox.Timedout"
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps({
+            error: dict[str, Any] = {
                 "errorType": "Sandbox.Timedout",
                 "errorMessage": f"RequestId: {request_id} Error: Task timed out after "
                 f"{float(fn.timeout or 3):.2f} seconds",
-            }).encode()  # fmt: skip
+            }
         except Exception as e:  # a fault's function error, as the Python runtime reports it
             if fault is None or e is not fault.error:
                 raise  # the local cloud's own failure: not the function's
-            rec["outcome"] = type(e).__name__
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps({
-                "errorMessage": str(e), "errorType": type(e).__name__,
-                "requestId": request_id, "stackTrace": [],
-            }).encode()  # fmt: skip
+            error = {"errorMessage": str(e), "errorType": type(e).__name__,
+                     "requestId": request_id, "stackTrace": []}  # fmt: skip
+        rec["outcome"] = error["errorType"]
+        response_headers["x-amz-function-error"] = "Unhandled"
+        return json.dumps(error).encode()
 
 
 def _build(rt: Runtime) -> Targets:
