@@ -95,11 +95,12 @@ def subject(input_text: Any) -> str | None:
     return None
 
 
-def _graph_of(definition: Any) -> tuple[dict[str, Any] | None, str | None]:
+def _graph_of(definition: Any) -> dict[str, Any]:
+    """``{"graph"}``; ``graph`` None and a ``graphError`` for a definition not drawable."""
     try:
-        return graph(definition), None
+        return {"graph": graph(definition)}
     except ValueError as exc:
-        return None, str(exc)
+        return {"graph": None, "graphError": str(exc)}
 
 
 def _positive(name: str, value: Any, maximum: int) -> int:
@@ -119,15 +120,13 @@ def state_machines(cloud: extensions.Cloud) -> list[dict[str, Any]]:
         for item in page.get("stateMachines", []):
             arn = item["stateMachineArn"]
             described = _call(arn, sfn.describe_state_machine, stateMachineArn=arn)
-            drawn, error = _graph_of(described.get("definition"))
             out.append(
                 {
                     "name": described.get("name", item.get("name")),
                     "arn": arn,
                     "type": described.get("type", item.get("type")),
                     "created": _iso(described.get("creationDate")),
-                    "graph": drawn,
-                    **({"graphError": error} if error else {}),
+                    **_graph_of(described.get("definition")),
                 }
             )
     return out
@@ -136,11 +135,10 @@ def state_machines(cloud: extensions.Cloud) -> list[dict[str, Any]]:
 # --- executions ----------------------------------------------------------------------------
 def _row(described: Mapping[str, Any]) -> dict[str, Any]:
     start, stop = described.get("startDate"), described.get("stopDate")
-    status = described.get("status")
     return {
         "arn": described.get("executionArn"),
         "name": described.get("name"),
-        "status": str(getattr(status, "value", status)),
+        "status": str(described.get("status")),  # text (_backend_described's too)
         "start": _iso(start),
         "stop": _iso(stop),
         "durationMs": _duration_ms(start, stop),
@@ -417,8 +415,8 @@ def execution(
         "nextPageToken": str(start + page_size) if start + page_size < len(events) else None,
     }
     if page_token is None:
-        drawn, graph_error = _graph_of(machine.get("definition"))
-        ids = _node_ids(drawn)
+        drawn = _graph_of(machine.get("definition"))
+        ids = _node_ids(drawn["graph"])
         visits = walked["visits"]
         for visit in visits:
             visit["nodeId"] = ids.get(str(visit["name"]))
@@ -428,8 +426,7 @@ def execution(
             visited.append(f"{TOP}#end")
         failed = walked["failedVisit"]
         out.update(
-            graph=drawn,
-            **({"graphError": graph_error} if graph_error else {}),
+            **drawn,
             path=visits[:MAX_PATH],
             pathTruncated=len(visits) > MAX_PATH,
             failedNodeId=visits[failed]["nodeId"] if failed is not None else None,

@@ -39,9 +39,7 @@ _COUNTS = {
 def _name(reference: str) -> str:
     """A queue's name from its URL, ARN or name."""
     text = reference.strip().rstrip("/")
-    if text.startswith("arn:"):
-        return text.rsplit(":", 1)[-1]
-    return text.rsplit("/", 1)[-1]
+    return text.rsplit(":" if text.startswith("arn:") else "/", 1)[-1]
 
 
 def _dead_letter_sources(cloud: Cloud, attributes: dict[str, dict[str, str]]) -> Any:
@@ -188,10 +186,8 @@ def queue(cloud: Cloud, reference: str, limit: int = 50) -> dict[str, Any]:
     if url is None:
         raise NotFound(f"no queue {reference}")
     row = _row(url, attributes[url], sources)
-    command = None
-    hooks = getattr(cloud, "console", None)
-    if hooks is not None and hooks.redrive is not None:
-        command = hooks.redrive(cloud, row["arn"])
+    redrive = getattr(getattr(cloud, "console", None), "redrive", None)
+    command = redrive(cloud, row["arn"]) if redrive is not None else None
     row["redrive"] = command if command is not None else default_redrive(row)
     held = sorted(found._messages[:], key=lambda m: m.sent_timestamp or 0)
     row["total"] = len(held)

@@ -37,7 +37,6 @@ import time
 import uuid
 from typing import Any
 
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from moto.events.models import Rule
 
@@ -47,7 +46,7 @@ from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.runtime import Delivery, Runtime
 
-__all__ = ["CLIENT_CONFIG", "NON_RETRYABLE", "PATCHES", "backoff", "deliver_event", "queue_url"]
+__all__ = ["NON_RETRYABLE", "PATCHES", "backoff", "deliver_event", "queue_url"]
 
 # EventBridge does not retry these: the target is missing, not allowed, or the input is bad.
 NON_RETRYABLE = frozenset(
@@ -64,9 +63,6 @@ NON_RETRYABLE = frozenset(
 DEFAULT_RETRY_POLICY = {"MaximumRetryAttempts": 185, "MaximumEventAgeInSeconds": 86400}
 BACKOFF_BASE_SECONDS = 1.0
 BACKOFF_CAP_SECONDS = 300.0
-#: the clients of the local cloud's services (deliveries, Lambda's and Scheduler's sends,
-#: pollers): one attempt, the emulated service retries as AWS does
-CLIENT_CONFIG = Config(retries={"mode": "standard", "total_max_attempts": 1})
 
 
 class DeliveryFailed(Exception):
@@ -108,7 +104,7 @@ _queue_urls: dict[str, str] = {}  # queue ARN -> URL (GetQueueUrl once per queue
 
 
 def _client(service: str, region: str) -> Any:
-    return clients.client(service, region, CLIENT_CONFIG)
+    return clients.client(service, region, clients.ONE_ATTEMPT)
 
 
 def _arn_parts(arn: str) -> tuple[str, str, str, str]:

@@ -51,7 +51,7 @@ from moto.dynamodb.models.table import StreamRecord, StreamShard
 from moto.events.models import EventPattern
 
 from localcloud import clients
-from localcloud.features.delivery import CLIENT_CONFIG
+from localcloud.features.delivery import queue_url
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
 from localcloud.runtime import Clock, Runtime
@@ -113,9 +113,8 @@ def _value(value: Any) -> Any:
 
 def _event_record(record: dict[str, Any], stream_arn: str, region: str) -> dict[str, Any]:
     stream = {k: _value(v) for k, v in record["dynamodb"].items()}
-    created = record["dynamodb"].get("ApproximateCreationDateTime")
-    if isinstance(created, dt.datetime):
-        stream["ApproximateCreationDateTime"] = float(int(created.timestamp()))
+    if (created := _created(record)) is not None:
+        stream["ApproximateCreationDateTime"] = float(int(created))
     return {
         "eventID": record["eventID"],
         "eventName": record["eventName"],
@@ -153,37 +152,32 @@ class StreamMappings:
 
     def __init__(self, account_id: str, region: str, clock: Clock) -> None:
         self.account_id, self.region, self.clock = account_id, region, clock
-        self._streams = clients.client("dynamodbstreams", region, CLIENT_CONFIG)
-        self._lambda = clients.client("lambda", region, CLIENT_CONFIG)
+        self._streams = clients.client("dynamodbstreams", region, clients.ONE_ATTEMPT)
+        self._lambda = clients.client("lambda", region, clients.ONE_ATTEMPT)
         self._states: dict[str, _State] = {}
         #: one entry per invocation: function, sequence numbers, failed ones, error
         self.invocations: list[dict[str, Any]] = []
 
     # --- the stream ---------------------------------------------------------------------
-    def _shard(self, esm: Any) -> StreamShard | None:
+    def _place(self, esm: Any) -> tuple[StreamShard, _State] | None:
+        """The shard of an enabled mapping's stream, and the mapping's place in it."""
         table_name = esm.event_source_arn.split(":", 5)[5].split("/")[1]
         table = dynamodb_backends[self.account_id][self.region].tables.get(table_name)
-        if table is None or table.stream_shard is None:
+        if table is None or table.stream_shard is None or not esm.enabled:
             return None
         if not esm.event_source_arn.startswith(f"{table.table_arn}/stream/"):
             return None
-        return table.stream_shard
-
-    def _state(self, esm: Any, shard: StreamShard) -> _State:
-        state = self._states.setdefault(esm.uuid, _State())
+        shard, state = table.stream_shard, self._states.setdefault(esm.uuid, _State())
         if state.position is None:
             if (esm.starting_position or "TRIM_HORIZON") == "LATEST":
                 state.position = int(vars(esm).setdefault(_START, _end(shard)))
             else:
                 state.position = int(shard.starting_sequence_number)
-        return state
+        return shard, state
 
     def _pending(self, esm: Any) -> int:
-        shard = self._shard(esm)
-        if shard is None or not esm.enabled:
-            return 0
-        state = self._state(esm, shard)
-        return max(0, _end(shard) - int(state.position or 0))
+        place = self._place(esm)
+        return 0 if place is None else max(0, _end(place[0]) - int(place[1].position or 0))
 
     def backlog(self) -> int:
         """Records not yet handed over (or given up) by mappings allowed to read them."""
@@ -225,10 +219,10 @@ class StreamMappings:
         return records
 
     def _poll(self, esm: Any) -> int:
-        shard = self._shard(esm)
-        if shard is None or not esm.enabled:
+        place = self._place(esm)
+        if place is None:
             return 0
-        state = self._state(esm, shard)
+        shard, state = place
         size = min(int(esm.batch_size or 100), state.limit or 10000)
         # a look at the backend, not a GetRecords: idle polling costs nothing
         if _end(shard) <= int(state.position or 0) or self._window_open(esm, shard, state, size):
@@ -342,11 +336,12 @@ class StreamMappings:
         service, region = target.split(":")[2:4]
         try:
             with iam.acting_as(iam.role(function.role, function.function_name)):
-                client = clients.client("sqs" if service == "sqs" else "sns", region, CLIENT_CONFIG)
+                name = "sqs" if service == "sqs" else "sns"
+                client = clients.client(name, region, clients.ONE_ATTEMPT)
                 if service == "sqs":
-                    with iam.acting_as(None):  # a lookup of ours, not a call Lambda makes
-                        url = client.get_queue_url(QueueName=target.rsplit(":", 1)[-1])["QueueUrl"]
-                    client.send_message(QueueUrl=url, MessageBody=json.dumps(record))
+                    client.send_message(
+                        QueueUrl=queue_url(target, {}), MessageBody=json.dumps(record)
+                    )
                 else:
                     client.publish(TopicArn=target, Message=json.dumps(record))
         except Exception as exc:  # lost, as on AWS

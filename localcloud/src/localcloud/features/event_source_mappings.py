@@ -32,7 +32,7 @@ from moto.awslambda.utils import get_backend
 from moto.sqs.models import sqs_backends
 
 from localcloud import clients
-from localcloud.features.delivery import CLIENT_CONFIG
+from localcloud.features.delivery import queue_url
 from localcloud.features.dynamodb_streams import StreamMappings, reported_failures
 from localcloud.iam import enforcement as iam
 from localcloud.patching import Kind, Patch, Targets
@@ -75,11 +75,10 @@ def _record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, A
         "body": body,
         "attributes": {
             "ApproximateReceiveCount": attributes.get("ApproximateReceiveCount", "1"),
-            "SentTimestamp": attributes.get("SentTimestamp", ""),
-            "SenderId": attributes.get("SenderId", ""),
-            "ApproximateFirstReceiveTimestamp": attributes.get(
-                "ApproximateFirstReceiveTimestamp", ""
-            ),
+            **{
+                name: attributes.get(name, "")
+                for name in ("SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
+            },
             # a FIFO queue's, and a standard (fair) queue's message sent with a group id
             **{
                 name: attributes[name]
@@ -109,8 +108,8 @@ class EventSourceMappings:
 
     def __init__(self, account_id: str, region: str, clock: Clock) -> None:
         self.account_id, self.region, self.clock = account_id, region, clock
-        self._sqs = clients.client("sqs", region, CLIENT_CONFIG)
-        self._lambda = clients.client("lambda", region, CLIENT_CONFIG)
+        self._sqs = clients.client("sqs", region, clients.ONE_ATTEMPT)
+        self._lambda = clients.client("lambda", region, clients.ONE_ATTEMPT)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._busy = threading.Lock()
@@ -126,12 +125,9 @@ class EventSourceMappings:
 
     def poll_once(self) -> int:
         """One receive + invoke per mapping; returns how many messages were handed over."""
-        handled = 0
         with self._busy:
-            for esm in self._mappings():
-                handled += self._poll(esm)
-            handled += self.streams.poll_once()
-        return handled
+            handled = sum(self._poll(esm) for esm in self._mappings())
+            return handled + self.streams.poll_once()
 
     def _poll(self, esm: Any) -> int:
         """The mapping reads and deletes with the function's execution role, as Lambda does."""
@@ -141,13 +137,10 @@ class EventSourceMappings:
         queue = sqs_backends[self.account_id][self.region].queues.get(queue_name)
         if queue is not None and not queue.messages:
             return 0  # a look at the backend, not a ReceiveMessage: idle polling costs nothing
-        queue_url = self._queue_urls.get(esm.event_source_arn)
-        if queue_url is None:
-            queue_url = self._sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
-            self._queue_urls[esm.event_source_arn] = queue_url
+        url = queue_url(esm.event_source_arn, self._queue_urls)
         with iam.acting_as(caller):
             got = self._sqs.receive_message(
-                QueueUrl=queue_url,
+                QueueUrl=url,
                 MaxNumberOfMessages=min(int(esm.batch_size or 10), 10),
                 AttributeNames=["All"],
                 MessageAttributeNames=["All"],
@@ -181,21 +174,21 @@ class EventSourceMappings:
             }
         )
         with iam.acting_as(caller):
-            self._settle(queue_url, by_id, failed)
+            self._settle(url, by_id, failed)
         return len(messages)
 
-    def _settle(self, queue_url: str, by_id: dict[str, Any], failed: set[str]) -> None:
+    def _settle(self, url: str, by_id: dict[str, Any], failed: set[str]) -> None:
         for message_id, message in by_id.items():
             if message_id in failed:
                 if not self.clock.scale:  # virtual clock: the visibility timeout has passed
                     with iam.acting_as(None):  # the clock's doing, not a call Lambda makes
                         self._sqs.change_message_visibility(
-                            QueueUrl=queue_url,
+                            QueueUrl=url,
                             ReceiptHandle=message["ReceiptHandle"],
                             VisibilityTimeout=0,
                         )
             else:
-                self._sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+                self._sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
 
     def drain(self, timeout: float = 10.0) -> None:
         """Poll until every mapped queue is empty (TimeoutError after ``timeout``)."""
@@ -205,13 +198,10 @@ class EventSourceMappings:
                 raise TimeoutError(f"event source mappings still busy after {timeout}s")
 
     def _visible_backlog(self) -> int:
-        total = self.streams.backlog()
-        for esm in self._mappings():
-            queue_name = esm.event_source_arn.rsplit(":", 1)[-1]
-            queue = sqs_backends[self.account_id][self.region].queues.get(queue_name)
-            if queue is not None:
-                total += queue.approximate_number_of_messages  # visible ones
-        return total
+        queues = sqs_backends[self.account_id][self.region].queues
+        names = [esm.event_source_arn.rsplit(":", 1)[-1] for esm in self._mappings()]
+        visible = sum(queues[n].approximate_number_of_messages for n in names if n in queues)
+        return self.streams.backlog() + visible
 
     def start(self, interval: float = 0.02) -> None:
         def loop() -> None:

@@ -46,7 +46,6 @@ import datetime as dt
 import json
 import logging
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from moto.awslambda.models import LambdaFunction
@@ -56,7 +55,7 @@ from moto.s3 import notifications as s3_notifications
 from moto.sns.models import Subscription
 
 from localcloud import clients
-from localcloud.features.delivery import CLIENT_CONFIG, queue_url
+from localcloud.features.delivery import queue_url
 from localcloud.features.lambda_async_config import arn_parts, async_settings, json_payload
 from localcloud.features.lambda_runtime import (
     REQUEST_ID_HEADER,
@@ -119,8 +118,8 @@ def _record(item: AsyncInvocation, qualified_arn: str) -> dict[str, Any]:
 class _Runner:
     """Runs one cloud's asynchronous invocations (in the pool of its AsyncInvocations)."""
 
-    def __init__(self, rt: Runtime, log: AsyncInvocations, invoke: Callable[..., Any]) -> None:
-        self.rt, self.log, self.invoke = rt, log, invoke
+    def __init__(self, rt: Runtime) -> None:
+        self.rt, self.log = rt, rt.async_invocations
         self._queue_urls: dict[str, str] = {}
 
     def submit(
@@ -167,7 +166,7 @@ class _Runner:
             if item.tenant_id is not None:
                 sent[TENANT_HEADER] = item.tenant_id
             try:
-                out = self.invoke(backend, fn.function_name, qualifier, item.payload, sent, headers)
+                out = _INVOKE(backend, fn.function_name, qualifier, item.payload, sent, headers)
             except JsonRESTError as exc:  # throttled / service error: not an attempt
                 delay = min(THROTTLE_BACKOFF_CAP, 2.0**throttled)
                 throttled += 1
@@ -203,7 +202,7 @@ class _Runner:
         service, region, _, _ = arn_parts(target)
         extra = {"MessageAttributes": attributes} if attributes else {}
         try:
-            client = clients.client(service, region, CLIENT_CONFIG)
+            client = clients.client(service, region, clients.ONE_ATTEMPT)
             if service == "sqs":
                 url = queue_url(target, self._queue_urls)
                 sent = client.send_message(QueueUrl=url, MessageBody=body, **extra)["MessageId"]
@@ -267,7 +266,7 @@ def _invoke_as(caller: iam.Caller, function_arn: str, event: dict[str, Any]) -> 
     region = function_arn.split(":")[3]
     try:
         with iam.acting_as(caller):
-            clients.client("lambda", region, CLIENT_CONFIG).invoke(
+            clients.client("lambda", region, clients.ONE_ATTEMPT).invoke(
                 FunctionName=function_arn, InvocationType="Event", Payload=json.dumps(event)
             )
     except Exception:  # asynchronous for the caller: its own request still succeeds
@@ -310,7 +309,7 @@ def _sns_event(sub: Subscription, message: str, message_id: str, subject: str | 
     }
 
 
-_orig_publish = Subscription.publish
+_PUBLISH = Subscription.publish
 
 
 def _sns_publish(  # noqa: PLR0917 - moto's Subscription.publish
@@ -324,7 +323,7 @@ def _sns_publish(  # noqa: PLR0917 - moto's Subscription.publish
     message_structure: str | None = None,
 ) -> None:
     if self.protocol != "lambda":
-        return _orig_publish(
+        return _PUBLISH(
             self, message, message_id, subject, message_attributes, group_id,
             deduplication_id, message_structure,
         )  # fmt: skip
@@ -340,13 +339,11 @@ def _sns_publish(  # noqa: PLR0917 - moto's Subscription.publish
 
 
 # ------------------------------------------------------------------ patches
-_orig_invoke = LocalLambdaBackend.invoke
+_INVOKE = LocalLambdaBackend.invoke
 
 
 def _build(rt: Runtime) -> Targets:
-    log = async_invocations(rt)
-    invoke = _orig_invoke
-    runner = _Runner(rt, log, invoke)
+    runner = _Runner(rt)
 
     def invoke_async(  # noqa: PLR0917 - moto's LambdaBackend.invoke
         self: LocalLambdaBackend,
@@ -357,10 +354,10 @@ def _build(rt: Runtime) -> Targets:
         response_headers: Any,
     ) -> str | bytes | None:
         if request_header(headers, "X-Amz-Invocation-Type") != "Event":
-            return invoke(self, function_name, qualifier, body, headers, response_headers)
+            return _INVOKE(self, function_name, qualifier, body, headers, response_headers)
         fn = self.get_function(function_name, qualifier)  # unknown -> ResourceNotFoundException
         if self._code(fn) is None:  # no code: moto's echo
-            return invoke(self, function_name, qualifier, body, headers, response_headers)
+            return _INVOKE(self, function_name, qualifier, body, headers, response_headers)
         durable = self.durable(fn, function_name, qualifier, body, headers, response_headers)
         if durable is not None:  # a durable execution runs it (features/lambda_durable.py)
             return durable
@@ -368,7 +365,7 @@ def _build(rt: Runtime) -> Targets:
         response_headers["x-amzn-RequestId"] = runner.submit(self, fn, qualifier, body, tenant)
         return b""
 
-    rt.on_close(log.shutdown)
+    rt.on_close(runner.log.shutdown)
     return {
         (LocalLambdaBackend, "invoke"): invoke_async,
         (s3_notifications, "_invoke_awslambda"): _s3_invoke_lambda,

@@ -104,27 +104,18 @@ def set_dead_letter_config(fn: LambdaFunction, config: dict[str, Any] | None) ->
 def _check_event_invoke_config(fn: LambdaFunction, config: dict[str, Any]) -> dict[str, Any]:
     """PutFunctionEventInvokeConfig's checks (see the module docstring)."""
     out: dict[str, Any] = {}
-    if config.get("MaximumRetryAttempts") is not None:
-        retries = int(config["MaximumRetryAttempts"])
-        if not 0 <= retries <= 2:
-            raise ValidationException(
-                str(retries), "maximumRetryAttempts", "Member must have value between 0 and 2"
-            )
-        out["MaximumRetryAttempts"] = retries
-    if config.get("MaximumEventAgeInSeconds") is not None:
-        age = int(config["MaximumEventAgeInSeconds"])
-        if not 60 <= age <= 21600:
-            raise ValidationException(
-                str(age),
-                "maximumEventAgeInSeconds",
-                "Member must have value between 60 and 21600",
-            )
-        out["MaximumEventAgeInSeconds"] = age
+    for key, low, high in (("MaximumRetryAttempts", 0, 2), ("MaximumEventAgeInSeconds", 60, 21600)):
+        if config.get(key) is not None:
+            value = out[key] = int(config[key])
+            if not low <= value <= high:
+                member = key[0].lower() + key[1:]  # maximumRetryAttempts
+                raise ValidationException(
+                    str(value), member, f"Member must have value between {low} and {high}"
+                )
     destinations: dict[str, Any] = {}
+    given = config.get("DestinationConfig") or {}
     for kind in ("OnSuccess", "OnFailure"):
-        target = str(
-            ((config.get("DestinationConfig") or {}).get(kind) or {}).get("Destination") or ""
-        )
+        target = str((given.get(kind) or {}).get("Destination") or "")
         destinations[kind] = {"Destination": target} if target else {}
         if not target:
             continue
@@ -155,11 +146,10 @@ def _update_config(
 ) -> dict[str, Any]:
     fn = self.get_function(function_name)
     merged = dict(fn.event_invoke_config[0].config) if fn.event_invoke_config else {}
-    for key, value in config.items():
-        if key == "DestinationConfig":
-            merged[key] = {**(merged.get(key) or {}), **(value or {})}
-        else:
-            merged[key] = value
+    old = merged.get("DestinationConfig") or {}
+    merged.update(config)
+    if "DestinationConfig" in config:
+        merged["DestinationConfig"] = {**old, **(config["DestinationConfig"] or {})}
     return _put_config(self, function_name, merged)
 
 

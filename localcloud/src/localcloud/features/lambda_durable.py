@@ -54,7 +54,6 @@ from moto.core.exceptions import JsonRESTError
 
 from localcloud import clients
 from localcloud.features import lambda_durable_api as api
-from localcloud.features.delivery import CLIENT_CONFIG
 from localcloud.features.lambda_async_config import json_payload
 from localcloud.features.lambda_durable_api import DurableError, Execution
 from localcloud.features.lambda_runtime import LocalLambdaBackend, request_header
@@ -68,7 +67,6 @@ LOG = logging.getLogger(__name__)
 #: on the service's own invocations of the handler (a start or a replay)
 DURABLE_HEADER = "x-localcloud-durable-execution"
 INVOCATION_ATTEMPTS = 3
-TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED", "TIMED_OUT", "STOPPED"})
 PAGE = 1000  # operations per page of the invocation's InitialExecutionState
 _CONFIG_KEYS = {"ExecutionTimeout", "RetentionPeriodInDays"}
 
@@ -91,10 +89,6 @@ def set_durable_config(fn: Any, config: dict[str, Any]) -> None:
     group = get_backend(fn.account_id, fn.region)._lambdas._functions[fn.function_name]
     for each in [fn, group["latest"], *group["versions"]]:
         each.durable_config = dict(durable)
-
-
-def _qualified(function_name: str, qualifier: str | None) -> bool:
-    return bool(qualifier) or ":" in function_name.split(":function:", 1)[-1]
 
 
 def _error_object(error: Any) -> dict[str, Any]:
@@ -128,7 +122,7 @@ class DurableService:
         kind = request_header(headers, "X-Amz-Invocation-Type") or "RequestResponse"
         if kind == "DryRun":
             return None
-        if not _qualified(function_name, qualifier):
+        if not api.qualified(function_name, qualifier):
             raise DurableError(
                 "InvalidParameterValueException",
                 "Durable functions must be invoked with a qualified function name or ARN "
@@ -238,17 +232,14 @@ class DurableService:
                     failures += 1
                     if failures >= INVOCATION_ATTEMPTS:
                         execution.close("FAILED", error=_error_object(answer))
-                        return
-                    continue
+                    continue  # to the next attempt (or the end: the loop returns once it ended)
                 failures = 0
                 assert isinstance(answer, dict)
                 if status == "SUCCEEDED":
                     execution.close("SUCCEEDED", result=answer.get("Result") or execution.result)
-                    return
-                if status == "FAILED":
+                elif status == "FAILED":
                     execution.close("FAILED", error=answer.get("Error") or execution.error or {})
-                    return
-            self._await(execution)
+            self._await(execution)  # returns at once when it has ended
 
     def _await(self, execution: Execution) -> None:
         """Until something the suspended execution waits for happens (or it ends)."""
@@ -323,7 +314,7 @@ class DurableService:
             caller = iam.role(execution.role, execution.function_name)
             try:
                 with iam.acting_as(caller):
-                    reply = clients.client("lambda", execution.region, CLIENT_CONFIG).invoke(
+                    reply = clients.client("lambda", execution.region, clients.ONE_ATTEMPT).invoke(
                         FunctionName=target, Payload=(payload or "{}").encode()
                     )
                 body = reply["Payload"].read().decode()
@@ -336,7 +327,7 @@ class DurableService:
                 outcome, detail = "FAILED", {"Error": error}
             with execution.cond:
                 op = execution.operations[op_id]
-                if op["Status"] not in TERMINAL and execution.status == "RUNNING":
+                if op["Status"] not in api.TERMINAL and execution.status == "RUNNING":
                     op["ChainedInvokeDetails"] = detail
                     api.set_status(execution, op, outcome)
                     self.resume(execution)
@@ -389,11 +380,8 @@ def _build(rt: Runtime) -> Targets:
     service = DurableService(rt)
     rt.durable_executions = service  # type: ignore[attr-defined]  # tests: durable_service()
 
-    def durable(  # noqa: PLR0917 - LocalLambdaBackend.invoke's arguments
-        self: LocalLambdaBackend, fn: Any, function_name: str, qualifier: str | None,
-        body: Any, headers: Any, response_headers: Any,
-    ) -> bytes | None:  # fmt: skip
-        return service.invoke(self, fn, function_name, qualifier, body, headers, response_headers)
+    def durable(self: LocalLambdaBackend, *args: Any) -> bytes | None:  # its invoke's arguments
+        return service.invoke(self, *args)
 
     rt.on_close(service.close)
     targets: Targets = {(LocalLambdaBackend, "durable"): durable}

@@ -62,6 +62,10 @@ def _invalid(message: str) -> DurableError:
     return DurableError("InvalidParameterValueException", message)
 
 
+def qualified(function_name: str, qualifier: str | None) -> bool:
+    return bool(qualifier) or ":" in function_name.split(":function:", 1)[-1]
+
+
 def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -126,13 +130,11 @@ class Execution:
     def close(self, status: str, result: str | None = None, error: Any = None) -> None:
         if self.status != "RUNNING":
             return
-        self.status, self.ended, self.token = status, self.clock(), None
+        self.status, self.token = status, None
         self.result = result if result is not None else self.result
         self.error = error if error is not None else self.error
-        op = self.operations[self.execution_op]
-        op.update(Status=status, EndTimestamp=self.ended)
-        self.touch(self.execution_op)
-        record_event(self, op)
+        set_status(self, self.operations[self.execution_op], status)  # one of TERMINAL
+        self.ended = self.operations[self.execution_op]["EndTimestamp"]
         self.done.set()
         self.cond.notify_all()
 
@@ -232,14 +234,9 @@ def _start(service: Service, execution: Execution, u: dict[str, Any]) -> None:
         callback_id = uuid.uuid4().hex
         op["CallbackDetails"] = {"CallbackId": callback_id}
         options = u.get("CallbackOptions") or {}
-        timeout, heartbeat = (int(options.get(k) or 0)
-                              for k in ("TimeoutSeconds", "HeartbeatTimeoutSeconds"))  # fmt: skip
+        limits = [int(options.get(k) or 0) for k in ("TimeoutSeconds", "HeartbeatTimeoutSeconds")]
         clock = time.monotonic()
-        execution.callbacks[op_id] = [
-            clock + timeout if timeout else 0.0,
-            clock + heartbeat if heartbeat else 0.0,
-            heartbeat,
-        ]
+        execution.callbacks[op_id] = [*(clock + s if s else 0.0 for s in limits), limits[1]]
         with service.lock:
             service.callbacks[callback_id] = (execution.arn, op_id)
     elif kind == "CHAINED_INVOKE":
@@ -365,7 +362,7 @@ def _list(service: Service, backend: Any, name: str, query: dict[str, list[str]]
     qualifier = (query.get("Qualifier") or [""])[0] or None
     fn = backend.get_function(name, qualifier)  # unknown -> ResourceNotFoundException
     found = service.of(fn.function_name)
-    if qualifier or (":" in name.rsplit(":function:", maxsplit=1)[-1]):
+    if qualified(name, qualifier):
         found = [e for e in found if e.version == str(fn.version)]
     statuses = set(query.get("Statuses") or [])
     wanted = (query.get("DurableExecutionName") or [""])[0]
@@ -474,16 +471,14 @@ def methods(service: Service) -> dict[str, Callable[[LambdaResponse], Any]]:
             return _ok({"StopTimestamp": execution.ended.timestamp()})
 
     return {
-        "checkpoint_durable_execution": checkpoint_durable_execution,
-        "get_durable_execution_state": get_durable_execution_state,
-        "get_durable_execution": get_durable_execution,
-        "get_durable_execution_history": get_durable_execution_history,
-        "list_durable_executions_by_function": list_durable_executions_by_function,
-        "send_durable_execution_callback_success": send_durable_execution_callback_success,
-        "send_durable_execution_callback_failure": send_durable_execution_callback_failure,
-        "send_durable_execution_callback_heartbeat": send_durable_execution_callback_heartbeat,
-        "stop_durable_execution": stop_durable_execution,
-    }
+        method.__name__: method
+        for method in (
+            checkpoint_durable_execution, get_durable_execution_state, get_durable_execution,
+            get_durable_execution_history, list_durable_executions_by_function,
+            send_durable_execution_callback_success, send_durable_execution_callback_failure,
+            send_durable_execution_callback_heartbeat, stop_durable_execution,
+        )
+    }  # fmt: skip
 
 
 METHOD_NAMES = tuple(methods(None))  # type: ignore[arg-type]  # their names only

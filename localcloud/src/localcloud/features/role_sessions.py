@@ -197,9 +197,8 @@ class SignedRequests:
         _, region, signing_name = found
         with acting_as(caller):
             refused = self.refusal(environ, caller, region, signing_name)
-            if refused is not None:
-                return refused(environ, start_response)  # type: ignore[no-any-return]
-            return self.app(environ, start_response)  # type: ignore[no-any-return]
+            app = self.app if refused is None else refused
+            return app(environ, start_response)  # type: ignore[no-any-return]
 
     def refusal(
         self, environ: dict[str, Any], caller: Caller, region: str, signing_name: str

@@ -166,12 +166,14 @@ class _Copier:
             )
             self.log.submit(item, functools.partial(self.copy, bucket, version, role, rule))
 
-    def allowed(self, role: str, action: str, resource: str, region: str) -> bool:
+    def denied(self, role: str, region: str, *needs: tuple[str, str]) -> str:
+        """Why ``role`` may not do all ``needs`` (action, resource): the first denied, or ""."""
         authorizer = self.rt.authorizer
-        if not authorizer.enabled:
-            return True
-        decision = authorizer.check(iam.role(role, SESSION), Need(action, resource), region, True)
-        return decision.allowed
+        for action, resource in needs if authorizer.enabled else ():
+            need = Need(action, resource)
+            if not authorizer.check(iam.role(role, SESSION), need, region, True).allowed:
+                return f"{role} is not allowed {action} on {resource}"
+        return ""
 
     def copy(self, bucket: Any, version: Any, role: str, rule: Rule, item: Replication) -> None:
         try:
@@ -197,22 +199,19 @@ class _Copier:
                 ("s3:ReplicateObject", dest_arn),
             ]
         )
-        for action, resource in needs:
-            if not self.allowed(role, action, resource, dest.region_name):
-                item.status, item.error = "FAILED", f"{role} is not allowed {action} on {resource}"
-                return
+        item.error = self.denied(role, dest.region_name, *needs)
+        if item.error:
+            item.status = "FAILED"
+            return
         if item.delete_marker:
             replica: Any = FakeDeleteMarker(key=dest.keys.get(version.name) or version.key)
             replica._version_id = version.version_id
         else:
             replica = self._replica(version, dest, rule)
             tags = backend.tagger.get_tag_dict_for_resource(version.arn)
-            if tags and all(
-                self.allowed(role, action, resource, dest.region_name)
-                for action, resource in (
-                    ("s3:GetObjectVersionTagging", source_arn),
-                    ("s3:ReplicateTags", dest_arn),
-                )
+            reading = ("s3:GetObjectVersionTagging", source_arn)
+            if tags and not self.denied(
+                role, dest.region_name, reading, ("s3:ReplicateTags", dest_arn)
             ):
                 backend.tagger.copy_tags(version.arn, replica.arn)
         dest.keys[version.name] = replica  # appended: the key's newest version

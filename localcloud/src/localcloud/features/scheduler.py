@@ -47,7 +47,7 @@ from moto.events.models import events_backends
 from moto.scheduler.models import scheduler_backends
 
 from localcloud import clients
-from localcloud.features.delivery import CLIENT_CONFIG, backoff, deliver_event
+from localcloud.features.delivery import backoff, deliver_event, queue_url
 from localcloud.iam import enforcement as iam
 from localcloud.runtime import Clock, Delivery, Runtime
 
@@ -99,7 +99,7 @@ class Schedules:
         self.runtime = runtime  # its deliveries run fire_rule's targets
 
     def _client(self, service: str) -> Any:
-        return clients.client(service, self.region, CLIENT_CONFIG)
+        return clients.client(service, self.region, clients.ONE_ATTEMPT)
 
     def fire(
         self,
@@ -220,10 +220,7 @@ class Schedules:
         arn = str(target["Arn"])
         service = arn.split(":")[2]
         if service == "sqs":
-            queue = arn.rsplit(":", 1)[-1]
-            with iam.acting_as(None):  # a lookup of ours, not a call Scheduler makes
-                url = self._client("sqs").get_queue_url(QueueName=queue)["QueueUrl"]
-            kwargs: dict[str, Any] = {"QueueUrl": url, "MessageBody": payload}
+            kwargs: dict[str, Any] = {"QueueUrl": queue_url(arn, {}), "MessageBody": payload}
             group = (target.get("SqsParameters") or {}).get("MessageGroupId")
             if group:
                 kwargs["MessageGroupId"] = group

@@ -102,14 +102,12 @@ ONLY_OPERATIONS: Mapping[str, tuple[tuple[str, ...], str]] = {
 #: Step Functions optimized integrations in the scope (``arn:aws:states:::<name>:...``);
 #: ``aws-sdk`` tasks are judged by the service they call.
 SFN_INTEGRATIONS = frozenset({"aws-sdk", "lambda", "sqs", "sns", "states", "dynamodb", "events"})
-# Optimized integration -> (botocore service, how Step Functions names its errors)
+# Optimized integration -> (botocore service, how Step Functions names its errors), where
+# not (<name>, <Name>): glue, batch, athena
 _INTEGRATION_SERVICES = {
     "bedrock": ("bedrock-runtime", "Bedrock"),
     "ecs": ("ecs", "ECS"),
     "apigateway": ("apigateway", "ApiGateway"),
-    "glue": ("glue", "Glue"),
-    "batch": ("batch", "Batch"),
-    "athena": ("athena", "Athena"),
     "mediaconvert": ("mediaconvert", "MediaConvert"),
     "codebuild": ("codebuild", "CodeBuild"),
     "eks": ("eks", "EKS"),
@@ -395,9 +393,7 @@ def _rest_operation(
     return best[1:] if best else None
 
 
-def _identify(  # noqa: PLR0911
-    environ: dict[str, Any],
-) -> tuple[Any, str, str, dict[str, str]] | None:
+def _identify(environ: dict[str, Any]) -> tuple[Any, str, str, dict[str, str]] | None:
     """(service model, operation, region, its path labels) of a request outside the scope,
     else None."""
     found = access_key_of(environ.get("HTTP_AUTHORIZATION", ""))
@@ -410,20 +406,18 @@ def _identify(  # noqa: PLR0911
     if not models:
         return None
     target = environ.get("HTTP_X_AMZ_TARGET", "")
+    match: tuple[Any, str, dict[str, str]] | None
     if target:
         prefix, _, operation = target.rpartition(".")
         model = next((m for m in models if m.metadata.get("targetPrefix") == prefix), models[0])
-        return (model, operation, region, {}) if not in_scope(signing_name, operation) else None
-    if str(environ.get("CONTENT_TYPE", "")).startswith("application/x-www-form-urlencoded"):
+        match = model, operation, {}
+    elif str(environ.get("CONTENT_TYPE", "")).startswith("application/x-www-form-urlencoded"):
         form = parse_qs(request_body(environ).decode()) or parse_qs(environ.get("QUERY_STRING", ""))
-        operation = (form.get("Action") or [""])[0]
-        if in_scope(signing_name, operation):
-            return None
         model = next((m for m in models if m.metadata["protocol"] in ("query", "ec2")), models[0])
-        return model, operation, region, {}
-    match = _rest_operation(
-        models, environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "/")
-    )
+        match = model, (form.get("Action") or [""])[0], {}
+    else:
+        method, path = environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "/")
+        match = _rest_operation(models, method, path)
     if match is None or in_scope(signing_name, match[1]):
         return None
     return match[0], match[1], region, match[2]

@@ -247,13 +247,11 @@ class _Execution(TestStateExecution):
 
 
 def _mock_test_case(mocked: Any, mock: dict[str, Any]) -> Any:
-    if "errorOutput" in mock:
-        error = mock["errorOutput"]
-        response: Any = mock_config.MockedResponseThrow(
-            0, 0, error["error"], error.get("cause", "")
-        )
+    if "errorOutput" not in mock:
+        response: Any = mock_config.MockedResponseReturn(0, 0, mocked)
     else:
-        response = mock_config.MockedResponseReturn(0, 0, mocked)
+        error = mock["errorOutput"]
+        response = mock_config.MockedResponseThrow(0, 0, error["error"], error.get("cause", ""))
     responses = mock_config.StateMockedResponses(_STATE_NAME, "mock", [response])
     return mock_config.MockTestCase("TestState", "mock", [responses])
 
@@ -290,12 +288,9 @@ def _set_path(document: Any, path: str | None, value: Any) -> Any:
 
 
 def _backoff(retrier: dict[str, Any], attempt: int) -> int:
-    interval = (
-        float(retrier.get("IntervalSeconds", 1)) * float(retrier.get("BackoffRate", 2.0)) ** attempt
-    )
-    if "MaxDelaySeconds" in retrier:
-        interval = min(interval, float(retrier["MaxDelaySeconds"]))
-    return int(interval)
+    rate = float(retrier.get("BackoffRate", 2.0))
+    interval = float(retrier.get("IntervalSeconds", 1)) * rate**attempt
+    return int(min(interval, float(retrier.get("MaxDelaySeconds", "inf"))))
 
 
 def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[str, Any]:  # noqa: PLR0912, PLR0915
@@ -310,8 +305,7 @@ def run_test_state(params: dict[str, Any], account: str, region: str) -> dict[st
     role_arn = params.get("roleArn")
     if role_arn is not None and not str(role_arn).startswith("arn:"):
         raise InvalidArn(f"Invalid Arn: '{role_arn}'")
-    raw_input = params.get("input") or "{}"
-    state_input = _json(raw_input, "input", "InvalidExecutionInput")
+    state_input = _json(params.get("input") or "{}", "input", "InvalidExecutionInput")
     mocked = _check_mock(mock, state) if mock else None
     given_context = _json(params["context"], "context") if params.get("context") else None
     if params.get("context") is not None and not (mock and isinstance(given_context, dict)):

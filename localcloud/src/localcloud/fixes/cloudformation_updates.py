@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from moto.awslambda.models import LambdaFunction
@@ -134,14 +134,6 @@ def _delete(self: ResourceMap) -> None:
     _DELETE(self)  # what is left, as moto deletes it (its retries; retained resources skipped)
 
 
-def _build_delete_order(rt: Runtime) -> Targets:
-    return {(ResourceMap, "delete"): _delete}
-
-
-def _build_retains(rt: Runtime) -> Targets:
-    return {(ResourceMap, "_delete_resource"): _delete_resource}
-
-
 _UPDATE_FUNCTION = LambdaFunction.update_from_cloudformation_json.__func__  # type: ignore[attr-defined]
 
 
@@ -162,10 +154,6 @@ def _update_function(  # noqa: PLR0917 - moto's signature
     return _UPDATE_FUNCTION(  # type: ignore[no-any-return]
         cls, original_resource, new_resource_name, cloudformation_json, account_id, region_name
     )
-
-
-def _build_inline_code(rt: Runtime) -> Targets:
-    return {(LambdaFunction, "update_from_cloudformation_json"): classmethod(_update_function)}
 
 
 def _update_role(  # noqa: PLR0917 - moto's signature
@@ -198,8 +186,9 @@ def _update_role(  # noqa: PLR0917 - moto's signature
     return iam.get_role(name)
 
 
-def _build_roles(rt: Runtime) -> Targets:
-    return {(Role, "update_from_cloudformation_json"): classmethod(_update_role)}
+def _replacing(owner: Any, name: str, replacement: Any) -> Callable[[Runtime], Targets]:
+    """The build of a patch that replaces ``owner.name`` with ``replacement``."""
+    return lambda rt: {(owner, name): replacement}
 
 
 _TESTS = "localcloud/tests/test_stack_updates.py::"
@@ -222,7 +211,7 @@ PATCHES = [
         "(QueueDoesNotExist), a schedule group before its schedule, and the stack ended "
         "DELETE_FAILED on the dependent's error).",
         test=_TESTS + "test_a_stack_is_deleted_dependents_first",
-        build=_build_delete_order,
+        build=_replacing(ResourceMap, "delete", _delete),
         upstream="not reported yet (moto cloudformation/parsing.py ResourceMap.delete)",
     ),
     Patch(
@@ -233,7 +222,7 @@ PATCHES = [
         "outlive the update that replaces them (moto deletes it; it honours the policy on "
         "stack deletion only).",
         test=_TESTS + "test_a_retained_resource_outlives_the_update",
-        build=_build_retains,
+        build=_replacing(ResourceMap, "_delete_resource", _delete_resource),
         upstream="not reported yet (moto ResourceMap.update deletes every removed resource)",
     ),
     Patch(
@@ -244,7 +233,7 @@ PATCHES = [
         "session duration from RoleDescription: a policy naming a replaced resource kept the "
         "old one).",
         test=_TESTS + "test_a_replaced_resource_is_named_anew_by_what_references_it",
-        build=_build_roles,
+        build=_replacing(Role, "update_from_cloudformation_json", classmethod(_update_role)),
         upstream="not reported yet (moto iam/models.py Role.update_from_cloudformation_json)",
     ),
     Patch(
@@ -253,7 +242,9 @@ PATCHES = [
         reason="A stack update of a function's inline code (Code.ZipFile, plain text) updates "
         "the function as create does (moto decodes it as base64 and fails the update).",
         test=_TESTS + "test_inline_code_changes_in_an_update",
-        build=_build_inline_code,
+        build=_replacing(
+            LambdaFunction, "update_from_cloudformation_json", classmethod(_update_function)
+        ),
         upstream="not reported yet (moto LambdaFunction.update_from_cloudformation_json)",
     ),
 ]

@@ -70,22 +70,11 @@ _HASH_ALGORITHMS = {
 }
 _PYTHON_FUNCTIONS = frozenset({"$hash", "$uuid"})
 _JSON_TYPES = (dict, list, str, int, float, bool)
+_THREW = "threw an error during evaluation."  # a cause's words for an expression that failed
 
 
 class JSONataError(Exception):
-    """An expression failed to parse or evaluate: ``code`` (JSONata's, e.g. T2001) and text."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}" if code else message)
-        self.code = code
-
-
-class Undefined(Exception):
-    """The expression returned nothing (JSONata's undefined)."""
-
-
-class NotJson(Exception):
-    """The expression returned a function (or anything else JSON cannot hold)."""
+    """Why an expression failed: the end of States.QueryEvaluationError's cause."""
 
 
 def _hash(value: Any, algorithm: Any) -> str:
@@ -108,7 +97,7 @@ def _parsed(text: str) -> jsonata.Jsonata:
 def evaluate(expression: str, bindings: dict[str, Any], *, functions: bool = True) -> Any:
     """``expression`` (JSONata, without ``{% %}``) with ``bindings`` (names without ``$``).
 
-    Raises JSONataError, Undefined or NotJson. The result shares nothing with ``bindings``.
+    Raises JSONataError. The result shares nothing with ``bindings``.
     """
     references = extract_jsonata_variable_references(expression)
     declarations = (
@@ -123,14 +112,15 @@ def evaluate(expression: str, bindings: dict[str, Any], *, functions: bool = Tru
         instance.set_output_convert_nulls(False)
         result = instance.evaluate(None, bindings)
     except jsonata.JException as error:
-        raise JSONataError(str(getattr(error, "error", "") or ""), str(error)) from error
+        code = getattr(error, "error", None)
+        raise JSONataError(f"{_THREW} {code}: {error}" if code else f"{_THREW} {error}") from error
     except RecursionError as error:
-        raise JSONataError("", "the expression recursed too deeply") from error
+        raise JSONataError(f"{_THREW} the expression recursed too deeply") from error
     if result is None:
-        raise Undefined
+        raise JSONataError("returned nothing (undefined).")
     result = jsonata.Utils.convert_nulls(result)
     if result is not None and not isinstance(result, _JSON_TYPES):
-        raise NotJson
+        raise JSONataError("returned an unsupported result type.")
     return copy.deepcopy(result)
 
 
@@ -164,12 +154,7 @@ def _evaluate_in(env: Environment, expression: str, *, states: bool) -> Any:
     try:
         return evaluate(expression, _bindings(env, states=states), functions=states)
     except JSONataError as error:
-        cause = f"The JSONata expression '{expression}' threw an error during evaluation. {error}"
-    except Undefined:
-        cause = f"The JSONata expression '{expression}' returned nothing (undefined)."
-    except NotJson:
-        cause = f"The JSONata expression '{expression}' returned an unsupported result type."
-    raise _failure(env, cause)
+        raise _failure(env, f"The JSONata expression '{expression}' {error}") from None
 
 
 def string_jsonata_eval_body(self: StringJSONata, env: Environment) -> None:

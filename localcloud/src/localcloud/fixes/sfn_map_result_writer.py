@@ -39,7 +39,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import threading
 import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -88,26 +87,11 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-class _Children:
-    """The ended children of one Map Run, as (item index, result-file entry)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.entries: list[tuple[int, dict[str, Any]]] = []
-
-    def add(self, index: int, entry: dict[str, Any]) -> None:
-        with self.lock:
-            self.entries.append((index, entry))
-
-    def take(self) -> list[dict[str, Any]]:
-        with self.lock:
-            taken, self.entries = self.entries, []
-        return [entry for _, entry in sorted(taken, key=lambda pair: pair[0])]
-
-
-def _children(map_run_record: Any) -> _Children:
-    holder: _Children = vars(map_run_record).setdefault(_CHILDREN, _Children())
-    return holder
+def _children(map_run_record: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The ended children of one Map Run, as (item index, result-file entry); its children's
+    threads append to it (dict.setdefault and list.append are atomic)."""
+    children: list[tuple[int, dict[str, Any]]] = vars(map_run_record).setdefault(_CHILDREN, [])
+    return children
 
 
 def child_entry(
@@ -184,7 +168,8 @@ def _write(env: Any, s3: Any, parameters: dict[str, Any]) -> dict[str, Any]:
     if prefix and not prefix.endswith("/"):
         prefix += "/"
     folder = f"{prefix}{map_run_arn.rsplit(':', maxsplit=1)[-1]}/"
-    children = _children(map_run_record).take()
+    taken = vars(map_run_record).pop(_CHILDREN, [])  # released once written
+    children = [entry for _, entry in sorted(taken, key=lambda pair: pair[0])]
     files: dict[str, list[dict[str, Any]]] = {status: [] for status in _STATUS_FILES}
     for status in _STATUS_FILES:
         chosen = [c for c in children if (c["Status"] == "SUCCEEDED") == (status == "SUCCEEDED")]
@@ -226,7 +211,7 @@ def _build(rt: Runtime) -> Targets:
             error=details.get("error"),
             cause=details.get("cause"),
         )
-        _children(record).add(job.job_index, entry)
+        _children(record).append((job.job_index, entry))
 
     def handle_put_object(env: Any, resource_runtime_part: Any, state_credentials: Any) -> None:
         parameters = env.stack.pop()
@@ -248,7 +233,7 @@ def _build(rt: Runtime) -> Targets:
 
     def _write_failed_run(state: Any, env: Any) -> None:
         runs = env.map_run_record_pool_manager.get_all()
-        if not runs or runs[-1].status != MapRunStatus.FAILED or not _children(runs[-1]).entries:
+        if not runs or runs[-1].status != MapRunStatus.FAILED or not _children(runs[-1]):
             return  # no child ran (e.g. the ItemReader failed): nothing to write
         try:
             env.stack.append([])  # the results slot the writer pops

@@ -124,11 +124,10 @@ def _copy_source(source: Any) -> Need:
 
 
 def _dynamodb(operation: str, params: Mapping[str, Any], region: str, account: str) -> list[Need]:
+    tables = f"arn:aws:dynamodb:{region}:{account}:table/"
+
     def table(name: Any) -> str:
-        name = str(name)
-        return (
-            name if name.startswith("arn:") else f"arn:aws:dynamodb:{region}:{account}:table/{name}"
-        )
+        return str(name) if str(name).startswith("arn:") else f"{tables}{name}"
 
     if operation in ("BatchGetItem", "BatchWriteItem"):
         names = params.get("RequestItems") or {}
@@ -155,11 +154,7 @@ def _dynamodb(operation: str, params: Mapping[str, Any], region: str, account: s
 
 
 def _arn_param(params: Mapping[str, Any], *names: str) -> str:
-    for name in names:
-        value = params.get(name)
-        if value:
-            return str(value)
-    return "*"
+    return next((str(params[name]) for name in names if params.get(name)), "*")
 
 
 def _function_arn(name: str, qualifier: Any, region: str, account: str) -> str:

@@ -167,10 +167,9 @@ def denial_message(caller: Caller, need: Need, decision: Decision) -> str:
     elif prefix == "s3":
         resource = f'"{resource}"'
     where = f" on resource: {resource}" if need.resource != "*" else ""
-    if action == "sts:AssumeRole":  # STS gives no reason (a role's trust is not disclosed)
-        return f"User: {caller.principal.caller} is not authorized to perform: {action}{where}"
-    why = _WHY[decision.reason].format(action=action)
-    return f"User: {caller.principal.caller} is not authorized to perform: {action}{where} {why}"
+    # STS gives no reason for AssumeRole (a role's trust is not disclosed)
+    why = "" if action == "sts:AssumeRole" else " " + _WHY[decision.reason].format(action=action)
+    return f"User: {caller.principal.caller} is not authorized to perform: {action}{where}{why}"
 
 
 def error_parsed(code: str, status: int, message: str) -> dict[str, Any]:
@@ -297,25 +296,22 @@ class Authorizer:
 
     def _resource_document(self, svc: str, name: str, arn: str, region: str) -> tuple[str, Any]:
         """(policy id, policy or None) of a bucket, queue, topic or function."""
-        if svc == "s3":
-            from moto.s3.models import s3_backends
+        from moto.awslambda.utils import get_backend
+        from moto.s3.models import s3_backends
+        from moto.sns.models import sns_backends
+        from moto.sqs.models import sqs_backends
 
+        if svc == "s3":
             bucket = name.split("/", 1)[0]
             raw = getattr(s3_backends[self.account]["aws"].buckets.get(bucket), "policy", None)
             return f"bucket/{bucket}", raw.decode() if isinstance(raw, bytes) else raw
         if svc == "sqs":
-            from moto.sqs.models import sqs_backends
-
             queue = sqs_backends[self.account][region].queues.get(name)
             return f"queue/{name}", getattr(queue, "policy", None)
         if svc == "sns":
-            from moto.sns.models import sns_backends
-
             topic = sns_backends[self.account][region].topics.get(arn)
             return f"topic/{name}", getattr(topic, "_policy_json", None)
         if svc == "lambda":
-            from moto.awslambda.utils import get_backend
-
             function = name.split(":")[1] if ":" in name else name
             fn = get_backend(self.account, region).get_function(function)
             return f"function/{function}", fn.policy.statements if fn.policy else None
@@ -328,9 +324,11 @@ class Authorizer:
         return self._parse(f"trust/{found.name}", document) if document else None
 
     def _kms_key(self, resource: str, region: str) -> Any:
+        """The KMS key of an ARN, ``key/<id>``, ``alias/<name>`` or a bare id; None if none."""
         from moto.kms.models import kms_backends
 
         backend = kms_backends[self.account][region]
+        resource = resource.split(":", 5)[-1]
         key_id = resource.split("/", 1)[-1]
         if resource.startswith("alias/"):
             key_id = backend.get_key_id_from_alias(resource) or ""
@@ -438,60 +436,70 @@ class Authorizer:
         secure: bool,
     ) -> tuple[Any, dict[str, Any]] | None:
         """None when AWS would let the call through, else the error response it would give."""
+        code, status = _DENIED.get(signing_name, ("AccessDeniedException", 400))
+        head = operation.startswith("Head")
         for need in required(signing_name, operation, params, region, self.account):
             if need.action.startswith("kms:") and ":alias/" in need.resource:
-                key = self._kms_key(need.resource.split(":", 5)[-1], region)  # policies name keys
+                key = self._kms_key(need.resource, region)  # policies name keys
                 need = Need(need.action, key.arn, need.context) if key else need  # noqa: PLW2901
             decision = self.check(caller, need, region, secure)
             if not decision.allowed:
-                code, status = _DENIED.get(signing_name, ("AccessDeniedException", 400))
-                message = denial_message(caller, need, decision)
-                return _error(code, status, message, head=operation.startswith("Head"))
+                return _error(code, status, denial_message(caller, need, decision), head=head)
         if signing_name == "sns" and operation in ("Publish", "PublishBatch"):
             return self._topic_key(
                 caller, str(params.get("TopicArn") or params.get("TargetArn")), region, secure
             )
-        if signing_name == "s3" and operation in ("GetObject", "HeadObject"):
-            missing = self._missing_object(
-                caller, params, region, secure, head=operation == "HeadObject"
-            )
-            if missing is not None or operation == "HeadObject":
-                return missing
         if signing_name == "s3":
-            return self._object_key(caller, operation, params, region, secure)
+            return self._object(caller, operation, params, region, secure)
         return None
 
-    def _object_key(
+    def _refusal(
+        self, caller: Caller, need: Need, region: str, secure: bool, *, head: bool = False
+    ) -> tuple[Any, dict[str, Any]] | None:
+        """None when ``need`` is allowed, else S3's AccessDenied."""
+        decision = self.check(caller, need, region, secure)
+        if decision.allowed:
+            return None
+        return _error("AccessDenied", 403, denial_message(caller, need, decision), head=head)
+
+    def _object(
         self, caller: Caller, operation: str, params: Mapping[str, Any], region: str, secure: bool
     ) -> tuple[Any, dict[str, Any]] | None:
-        """SSE-KMS: S3 decrypts a read with ``kms:Decrypt`` and encrypts a write with
-        ``kms:GenerateDataKey`` on the object's key, as the caller (S3 answers AccessDenied)."""
-        from moto.s3.models import s3_backends
+        """What S3 checks besides the call's own action: without s3:ListBucket, it answers 403
+        for a key that does not exist (not 404); SSE-KMS: it decrypts a read with
+        ``kms:Decrypt`` and encrypts a write with ``kms:GenerateDataKey`` on the object's key,
+        as the caller (S3 answers AccessDenied)."""
+        from moto.s3.models import FakeDeleteMarker, s3_backends
 
         bucket = s3_backends[self.account]["aws"].buckets.get(str(params.get("Bucket")))
         if bucket is None:
             return None
-        if operation == "GetObject":
-            versions = bucket.keys.getlist(str(params.get("Key")), [])
+        if operation in ("PutObject", "CreateMultipartUpload", "CopyObject"):
+            action, key_id = "kms:GenerateDataKey", params.get("SSEKMSKeyId")
+        elif operation in ("GetObject", "HeadObject"):
             wanted = params.get("VersionId")
+            versions = bucket.keys.getlist(str(params.get("Key")), [])
             found = [v for v in versions if not wanted or str(v.version_id) == str(wanted)]
             obj = found[-1] if found else None
-            encrypted = getattr(obj, "encryption", None) == "aws:kms"  # not a delete marker
-            key_id = obj.kms_key_id if obj is not None and encrypted else None
-            action = "kms:Decrypt"
-        elif operation in ("PutObject", "CreateMultipartUpload", "CopyObject"):
-            key_id, action = params.get("SSEKMSKeyId"), "kms:GenerateDataKey"
+            # the current version: a delete marker reads as a missing key
+            if obj is None or (not wanted and isinstance(obj, FakeDeleteMarker)):
+                prefix = {"s3:prefix": str(params.get("Key"))}
+                need = Need("s3:ListBucket", f"arn:aws:s3:::{bucket.name}", prefix)
+                refused = self._refusal(
+                    caller, need, region, secure, head=operation == "HeadObject"
+                )
+                if refused is not None:
+                    return refused
+            if operation == "HeadObject" or getattr(obj, "encryption", None) != "aws:kms":
+                return None  # (a delete marker has no encryption)
+            action, key_id = "kms:Decrypt", getattr(obj, "kms_key_id", None)
         else:
             return None
-        key = self._kms_key(str(key_id).split(":", 5)[-1], region) if key_id else None
+        key = self._kms_key(str(key_id or ""), region)
         if key is None:
             return None
         via = {"kms:ViaService": f"s3.{region}.amazonaws.com", "kms:CallerAccount": self.account}
-        need = Need(action, key.arn, via)
-        decision = self.check(caller, need, region, secure)
-        if decision.allowed:
-            return None
-        return _error("AccessDenied", 403, denial_message(caller, need, decision))
+        return self._refusal(caller, Need(action, key.arn, via), region, secure)
 
     def _topic_key(
         self, caller: Caller, topic_arn: str, region: str, secure: bool
@@ -500,10 +508,7 @@ class Authorizer:
         from moto.sns.models import sns_backends
 
         topic = sns_backends[self.account][region].topics.get(topic_arn)
-        key_id = getattr(topic, "kms_master_key_id", "") if topic else ""
-        if not key_id:
-            return None
-        key = self._kms_key(key_id.split(":", 5)[-1], region)  # an ARN's, or an id or alias
+        key = self._kms_key(getattr(topic, "kms_master_key_id", None) or "", region)
         if key is None:
             return None
         via = {"kms:ViaService": f"sns.{region}.amazonaws.com", "kms:CallerAccount": self.account}
@@ -515,30 +520,3 @@ class Authorizer:
                 )
                 return _error("KMSAccessDenied", 400, message)
         return None
-
-    def _missing_object(
-        self, caller: Caller, params: Mapping[str, Any], region: str, secure: bool, *, head: bool
-    ) -> tuple[Any, dict[str, Any]] | None:
-        """Without s3:ListBucket, S3 answers 403 for a key that does not exist (not 404)."""
-        from moto.s3.models import s3_backends
-
-        bucket = s3_backends[self.account]["aws"].buckets.get(str(params.get("Bucket")))
-        if bucket is None:
-            return None
-        from moto.s3.models import FakeDeleteMarker
-
-        versions = bucket.keys.getlist(str(params.get("Key")), [])
-        wanted = params.get("VersionId")
-        if wanted:
-            present = any(str(v.version_id) == str(wanted) for v in versions)
-        else:  # the current version: a delete marker reads as a missing key
-            present = bool(versions) and not isinstance(versions[-1], FakeDeleteMarker)
-        if present:
-            return None
-        need = Need(
-            "s3:ListBucket", f"arn:aws:s3:::{bucket.name}", {"s3:prefix": str(params.get("Key"))}
-        )
-        decision = self.check(caller, need, region, secure)
-        if decision.allowed:
-            return None
-        return _error("AccessDenied", 403, denial_message(caller, need, decision), head=head)

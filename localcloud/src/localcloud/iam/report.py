@@ -204,7 +204,7 @@ def render(merged: dict[str, dict[str, Any]], template: dict[str, Any] | None = 
     owner = None
     for name in sorted(merged):
         entry = merged[name]
-        head = name.split("/", 1)[0] if "/" in name.split("#", 1)[0] else name.split("#", 1)[0]
+        head = name.split("#", 1)[0].split("/", 1)[0]
         if head != owner:
             owner = head
             lines.append(f"\n{owner}")
@@ -216,7 +216,7 @@ def render(merged: dict[str, dict[str, Any]], template: dict[str, Any] | None = 
             verdict = f"not exercised locally: {why[_owner_sid(name)]}"
         else:
             verdict = "UNUSED: remove it, or justify it in Metadata.LocalCloud.UnusedGrants"
-        lines.append(f"  {name.split('/', 1)[-1] if '/' in name else name}: {verdict}")
+        lines.append(f"  {name.split('/', 1)[-1]}: {verdict}")
         if entry["used"]:
             lines.append(f"      used:  {', '.join(entry['used'])}")
         never = _never_used(entry)
