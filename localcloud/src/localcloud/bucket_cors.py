@@ -88,12 +88,8 @@ def bucket_name(environ: Mapping[str, Any]) -> str | None:
 def _bucket(name: str) -> Any:
     from moto.s3.models import s3_backends
 
-    for account_id in list(s3_backends.keys()):
-        for backend in list(s3_backends[account_id].values()):
-            bucket = backend.buckets.get(name)
-            if bucket is not None:
-                return bucket
-    return None
+    backends = [b for account in list(s3_backends.values()) for b in list(account.values())]
+    return next((b.buckets[name] for b in backends if name in b.buckets), None)
 
 
 def matching_rule(rules: Iterable[Any], origin: str, method: str, asked: list[str]) -> Any:

@@ -193,16 +193,10 @@ class Faults:
         """Make the next ``times`` deliveries (to ``target`` / of ``rule``, ARN substrings;
         any when empty) fail with EventBridge error ``code`` (NO_PERMISSIONS, NO_RESOURCE,
         THROTTLING, TIMEOUT, ...)."""
+        fault: dict[str, Any] = {"code": code, "remaining": times, "target": target, "rule": rule}
+        fault["message"] = message or f"Injected delivery failure: {code}"
         with self._lock:
-            self._deliveries.append(
-                {
-                    "code": code,
-                    "remaining": times,
-                    "target": target,
-                    "rule": rule,
-                    "message": message or f"Injected delivery failure: {code}",
-                }
-            )
+            self._deliveries.append(fault)
 
     def take_delivery(self, rule_arn: str, target_arn: str) -> tuple[str, str] | None:
         with self._lock:
@@ -218,13 +212,9 @@ class Faults:
         self, code: str = "InternalFailure", *, every: int = 0, ratio: float = 0.0, seed: int = 0
     ) -> None:
         """Reject PutEvents entries: every ``every``-th entry, or a ``ratio`` of them (seeded)."""
+        pattern = random.Random(seed)  # noqa: S311 - reproducible fault pattern
         with self._lock:
-            self._entries = {
-                "code": code,
-                "every": every,
-                "ratio": ratio,
-                "random": random.Random(seed),  # noqa: S311 - reproducible fault pattern
-            }
+            self._entries = {"code": code, "every": every, "ratio": ratio, "random": pattern}
             self._entry_count = 0
 
     def take_entry(self) -> str | None:

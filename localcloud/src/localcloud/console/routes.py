@@ -14,6 +14,7 @@ every ``console/...`` admin route here), and its pages (``static``):
 from __future__ import annotations
 
 import mimetypes
+import posixpath
 from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
@@ -114,17 +115,13 @@ def static(route: str) -> tuple[int, str, bytes]:
     layout library under ``vendor/``) for ``route`` (the part after ``console/``; empty for
     ``index.html``) as ``(HTTP status, content type, bytes)``; 404 for anything else, and
     for a path that would leave the directory."""
-    parts = [part for part in route.split("/") if part]
-    if not parts:
-        parts = ["index.html"]
+    parts = [part for part in route.split("/") if part] or ["index.html"]
     if any(part in (".", "..") or part.startswith(".") or "\\" in part for part in parts):
         return 404, "text/plain; charset=utf-8", b"not found"
     node = resources.files(__package__).joinpath("static", *parts)
     if not node.is_file():
         return 404, "text/plain; charset=utf-8", f"no console file /{route}".encode()
-    name = parts[-1]
-    suffix = name[name.rfind(".") :] if "." in name else ""
-    content_type = _CONTENT_TYPES.get(suffix) or (
-        mimetypes.guess_type(name)[0] or "application/octet-stream"
+    content_type = _CONTENT_TYPES.get(posixpath.splitext(parts[-1])[1]) or (
+        mimetypes.guess_type(parts[-1])[0] or "application/octet-stream"
     )
     return 200, content_type, node.read_bytes()

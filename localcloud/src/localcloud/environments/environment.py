@@ -37,6 +37,8 @@ __all__ = ["INIT_TIMEOUT", "Environment"]
 INIT_TIMEOUT = 10.0
 #: how often a running invocation's resident memory is read against its MemorySize (seconds)
 MEMORY_POLL = 0.05
+#: a runtime that ended by itself (its fork server reaps it: the exit status is not known here)
+_EXITED = "Error: Runtime exited without providing a reason"
 
 
 def _timestamp() -> str:
@@ -201,7 +203,7 @@ class Environment:
                     error_type = _error_type(payload) or invocation.error_type
             elif self._exited():
                 error_type, status = "Runtime.ExitError", "error\tError Type: Runtime.ExitError"
-                payload = _document(error_type, self._exit_message(request_id))
+                payload = _document(error_type, f"RequestId: {request_id} {_EXITED}")
             else:
                 memory = _max_memory_mb(self.pid)
                 self.stop()
@@ -269,15 +271,9 @@ class Environment:
             payload = _document(error_type, f"Init timed out after {INIT_TIMEOUT:.2f} seconds")
         else:
             error_type = "Runtime.ExitError"
-            payload = _document(error_type, self._exit_message(None))
+            payload = _document(error_type, _EXITED)
         self.stop()
         return payload, error_type, f"error\tError Type: {error_type}"
-
-    @staticmethod
-    def _exit_message(request_id: str | None) -> str:
-        # (its fork server reaps the process: the exit status is not known here)
-        prefix = f"RequestId: {request_id} " if request_id else ""
-        return f"{prefix}Error: Runtime exited without providing a reason"
 
     def stop(self) -> None:
         """End the environment: kill its process group, close its Runtime API, remove its /tmp."""

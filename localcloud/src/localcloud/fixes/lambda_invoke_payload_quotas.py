@@ -57,9 +57,7 @@ class RequestEntityTooLarge(JsonRESTError):
 
 
 def _size(data: Any) -> int:
-    if not data:
-        return 0
-    return len(data.encode("utf-8") if isinstance(data, str) else data)
+    return len(data.encode("utf-8") if isinstance(data, str) else data) if data else 0
 
 
 def _check_request(invocation_type: str | None, body: Any) -> None:
@@ -93,8 +91,7 @@ def _invoke(self: LambdaResponse) -> tuple[int, dict[str, str], str | bytes]:
         response_headers["x-amz-function-error"] = "Unhandled"
     response_headers["Content-Length"] = str(_size(payload))
     response_headers["content-type"] = "application/json"
-    status = {"Event": 202, "DryRun": 204}.get(invocation_type or "")
-    if status is not None:
+    if (status := {"Event": 202, "DryRun": 204}.get(invocation_type or "")) is not None:
         response_headers["status"] = str(status)
         return status, response_headers, payload
     if self.headers.get("X-Amz-Log-Type") != "Tail":

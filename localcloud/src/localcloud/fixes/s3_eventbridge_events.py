@@ -91,9 +91,7 @@ def _send_event_bridge_message(account_id: str, bucket: Any, event_name: str, ke
     }
     backend = events_models.events_backends[account_id][bucket.region_name]
     bus = backend.event_buses.get("default")
-    if bus is None:
-        return
-    for rule in list(bus.rules.values()):
+    for rule in list(bus.rules.values() if bus is not None else ()):
         rule.send_to_targets(event)
 
 

@@ -160,14 +160,11 @@ def _build(rt: Runtime) -> Targets:
         refuse_express_execution(str(self._get_param("executionArn")))
         raise NotImplementedError("The redrive_execution action has not been implemented")
 
+    refused = ("describe_execution", "stop_execution", "describe_state_machine_for_execution")
     return {
         (sfn_parser_models, "Execution"): new_execution,
         (sfn_models.StateMachine, "_handle_name_input_idempotency"): name_idempotency,
-        (backend, "describe_execution"): refusing(backend.describe_execution),
-        (backend, "stop_execution"): refusing(backend.stop_execution),
-        (backend, "describe_state_machine_for_execution"): refusing(
-            backend.describe_state_machine_for_execution
-        ),
+        **{(backend, name): refusing(getattr(backend, name)) for name in refused},
         (backend, "list_executions"): list_machine_executions,
         (sfn_responses.StepFunctionResponse, "redrive_execution"): redrive_execution,
     }

@@ -138,16 +138,10 @@ def _build(rt: Runtime) -> Targets:
     def distributed_map_run(self: Any, env: Any, eval_input: Any) -> None:
         total = len(env.stack[-1]) if env.stack and isinstance(env.stack[-1], list) else 0
         map_run(self, env, eval_input)  # every child has ended; their results are on the stack
-        record = eval_input.map_run_record
-        failed = record.item_counter.failed.get() + record.item_counter.timed_out.get()
-        declared = getattr(self, _DECLARED, (False, False))
-        if exceeded(
-            failed,
-            total,
-            eval_input.tolerated_failure_count,
-            eval_input.tolerated_failure_percentage,
-            declared,
-        ):
+        counter = eval_input.map_run_record.item_counter
+        failed = counter.failed.get() + counter.timed_out.get()
+        limits = (eval_input.tolerated_failure_count, eval_input.tolerated_failure_percentage)
+        if exceeded(failed, total, *limits, getattr(self, _DECLARED, (False, False))):
             env.stack.pop()  # the children's results: the Map state fails instead
             raise states_failure(
                 env,

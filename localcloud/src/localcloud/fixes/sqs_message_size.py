@@ -47,8 +47,7 @@ def message_size(body: Any, attributes: dict[str, Any] | None) -> int:
     size = _bytes(body)
     for name, attribute in (attributes or {}).items():
         value = attribute.get("StringValue")
-        if value is None:
-            value = attribute.get("BinaryValue")
+        value = attribute.get("BinaryValue") if value is None else value
         size += _bytes(name) + _bytes(attribute.get("DataType")) + _bytes(value)
     return size
 

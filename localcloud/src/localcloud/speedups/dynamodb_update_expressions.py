@@ -132,13 +132,8 @@ def _traverse(self: DepthFirstTraverser, node: Any, child_id: int = -1) -> Any:
     key = (type(self), node_type)
     index = _applies.get(key)
     if index is None:
-        index = -1
-        if isinstance(node, self.nodes_to_be_processed()):
-            for i, class_key in enumerate(self._processing_map()):
-                if isinstance(node, class_key):
-                    index = i
-                    break
-        _applies[key] = index
+        classes = self._processing_map() if isinstance(node, self.nodes_to_be_processed()) else ()
+        index = _applies[key] = next((i for i, c in enumerate(classes) if isinstance(node, c)), -1)
     if index >= 0:
         node = list(self._processing_map().values())[index](node)
         node.parent = parent_node

@@ -39,7 +39,7 @@ from localcloud.stack.deploy import (
     prepare_source,
 )
 from localcloud.stack.properties import _apply_ignored_properties
-from localcloud.stack.template import parse_yaml
+from localcloud.stack.template import _is_local, parse_yaml
 
 __all__ = ["StackOperations"]
 
@@ -62,7 +62,7 @@ def _local_paths(template: dict[str, Any]) -> list[str]:
         and not {"CodeUri", "InlineCode"} & set(r.get("Properties") or {})
         for r in resources.values()
     )
-    if isinstance(code, str) and not code.startswith("s3://"):
+    if _is_local(code):
         if inherits:
             found.append(f"Globals.Function.CodeUri {code!r}")
         else:  # overridden by every function: the transform never reads it
@@ -70,7 +70,7 @@ def _local_paths(template: dict[str, Any]) -> list[str]:
     for logical_id, resource in resources.items():
         key = _CODE_KEYS.get(resource.get("Type", ""))
         value = (resource.get("Properties") or {}).get(key or "")
-        if key and isinstance(value, str) and not value.startswith("s3://"):
+        if key and _is_local(value):
             found.append(f"{logical_id}.{key} {value!r}")
     return found
 
@@ -168,8 +168,7 @@ class StackOperations:
             values = parameter_values(backend.get_stack(name), parameters)
         clients = DeployClients(backend.region_name)
         try:
-            local = _local_paths(source)
-            if local:
+            if local := _local_paths(source):
                 raise StackDeployError(
                     f"{', '.join(local)}: a template sent to CloudFormation names its code by an "
                     "S3 URI (what sam package or sam deploy uploads) or inline, not by a local path"

@@ -12,17 +12,15 @@ from localcloud.stack.base import StackDeployError
 from localcloud.stack.clients import DeployClients
 
 
-def put_public_parameter(
-    name: str, value: str, *, region: str, account_id: str = DEFAULT_ACCOUNT_ID
-) -> None:
+def put_public_parameter(name: str, value: str, *, region: str) -> None:
     """Seed a public SSM parameter (``/aws/service/...``) that AWS publishes and moto's API
     refuses to write (reserved prefix), the way moto seeds its own public parameters."""
     from moto.ssm.models import Parameter, ssm_backends
 
-    versions = ssm_backends[account_id][region]._parameters[name]
+    versions = ssm_backends[DEFAULT_ACCOUNT_ID][region]._parameters[name]
     versions.append(
         Parameter(
-            account_id=account_id,
+            account_id=DEFAULT_ACCOUNT_ID,
             name=name,
             value=value,
             parameter_type="String",

@@ -10,15 +10,10 @@ from localcloud.features import cloudformation_custom_resources as custom_resour
 from localcloud.stack.shims import SHIMS
 
 
-def moto_supported_types() -> frozenset[str]:
-    """Resource types moto's CloudFormation creates (its model map; NULL_MODELS are skipped)."""
-    return frozenset(cfn_parsing.get_model_map())
-
-
 def unsupported_resources(template: dict[str, Any]) -> dict[str, str]:
     """logical id -> type of each resource neither moto nor a shim can create (a custom
     resource runs when the cloudformation-custom-resources patch is installed)."""
-    supported = moto_supported_types() | SHIMS.keys()
+    supported = cfn_parsing.get_model_map().keys() | SHIMS.keys()  # NULL_MODELS are skipped
     custom = custom_resources.installed()
     return {
         logical_id: resource.get("Type", "<no Type>")

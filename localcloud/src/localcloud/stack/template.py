@@ -107,12 +107,10 @@ def override_environment(template: dict[str, Any], overrides: dict[str, Any]) ->
             continue
         name = props.get("FunctionName")
         own = overrides.get(logical_id) or (overrides.get(name) if isinstance(name, str) else None)
-        for key in variables:
-            for source in (own or {}, common):
-                if key in source:
-                    value = source[key]
-                    variables[key] = json.dumps(value) if isinstance(value, bool) else str(value)
-                    break
+        values = {**common, **(own or {})}
+        for key in variables.keys() & values.keys():
+            value = values[key]
+            variables[key] = json.dumps(value) if isinstance(value, bool) else str(value)
 
 
 def sam_transform(
