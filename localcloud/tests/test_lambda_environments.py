@@ -15,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from localcloud.environments import EnvironmentPool, Spec, TooManyRequests, default_runtime_python
+from localcloud.environments import (
+    EnvironmentPool,
+    Spec,
+    TooManyRequests,
+    default_runtime_python,
+    environment,
+    launcher,
+)
 from localcloud.environments.launcher import Process
 
 PYTHON = default_runtime_python()
@@ -219,6 +226,45 @@ def test_configurations_share_a_fork_server_unless_a_library_read_their_differen
     assert (first_b["stage"], first_c["stage"], second_a["stage"]) == ("blue", "green", "blue")
     assert (first_b["note"], first_c["note"], second_a["note"]) == ("b", "c", "a")
     assert second_a["server"] == first_b["server"] != first_c["server"]
+
+
+PRELOAD_PROBE = """\
+import os, time
+import probe_lib  # a library: where it was imported
+def handler(event, context):
+    time.sleep(event.get("sleep", 0))
+    return {"preloaded": probe_lib.IMPORTED_IN != os.getpid()}
+"""
+
+
+def test_what_an_earlier_process_learned_preloads_the_first_environments_of_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The libraries a configuration's first environment imported are kept in the cache, so
+    in the next process (another test worker, the next `localcloud up`) even its first
+    environments, started together before any of them has answered, are forked from a server
+    that imported them already."""
+    monkeypatch.setenv("LOCALCLOUD_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "app.py").write_text(PRELOAD_PROBE)
+    (tmp_path / "layer" / "python").mkdir(parents=True)
+    (tmp_path / "layer" / "python" / "probe_lib.py").write_text(
+        "import os\nIMPORTED_IN = os.getpid()\n"
+    )
+    layers = [tmp_path / "layer"]
+    with EnvironmentPool(spec(tmp_path / "code", "app.handler", layers=layers)) as earlier:
+        assert json.loads(earlier.invoke(b"{}").payload) == {"preloaded": False}
+    monkeypatch.setattr(launcher, "LEARNED", {})  # the next process: nothing learned in it
+    monkeypatch.setattr(environment, "LEARNED", launcher.LEARNED)
+    answers: list[dict[str, bool]] = []
+    with EnvironmentPool(spec(tmp_path / "code", "app.handler", layers=layers)) as pool:
+        calls = [threading.Thread(target=lambda: answers.append(
+            json.loads(pool.invoke(b'{"sleep": 0.5}').payload))) for _ in range(2)]  # fmt: skip
+        for call in calls:
+            call.start()
+        for call in calls:
+            call.join(20)
+    assert answers == [{"preloaded": True}] * 2
 
 
 def test_an_ended_environments_pid_is_never_signalled_again() -> None:

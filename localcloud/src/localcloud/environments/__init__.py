@@ -36,13 +36,14 @@ CPU in the environment and 1 ms in the fork server; a new Python each (measured 
 ended spawning): 61-68 ms wall, 48-51 ms of CPU. The fork server starts once per runtime Python
 (75 ms). A warm invocation's round trip: 0.6-1.1 ms median.
 
-The next environments of a function configuration, in this cloud or the next one of this
-process, are forked from a fork server of that configuration which imported the libraries its
-first one imported and loaded the SDK data of the services its clients used (_forkserver.py):
-their init runs the function's own modules only and their clients are made from loaded data
-(an S3 client: 11 ms of CPU instead of 88), so their Init Duration leaves out the libraries'
-import. This application's ProcessFunction: 0.51 s of CPU for a first environment, 0.17 s for
-the next ones before the SDK data was kept (issue 39's note).
+The next environments of a function configuration, in this cloud, the next one or the next
+process (what it imported is kept in the cache's imports/), are forked from a fork server of
+that configuration which imported the libraries its first one imported and loaded the SDK data
+of the services its clients used (_forkserver.py): their init runs the function's own modules
+only and their clients are made from loaded data (an S3 client: 11 ms of CPU instead of 88), so
+their Init Duration leaves out the libraries' import. This application's ProcessFunction: 0.51
+s of CPU for a first environment, 0.17 s for the next ones before the SDK data was kept (issue
+39's note).
 
 Not like Lambda: /tmp is TMPDIR (a handler that writes to the literal path "/tmp/x" shares the
 machine's /tmp).

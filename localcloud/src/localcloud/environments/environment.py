@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -27,6 +28,7 @@ import time
 import uuid
 from pathlib import Path
 
+from localcloud.environments.host_build import cache_dir
 from localcloud.environments.launcher import LEARNED, Process, fork_server
 from localcloud.environments.runtime_api import Invocation, RuntimeApi
 from localcloud.environments.spec import Result, Spec
@@ -126,14 +128,21 @@ class Environment:
         path = spec.python_path()
         python = Path(spec.runtime_python)
         self._started = time.monotonic()
-        self._path = json.dumps(path)  # the key in LEARNED of what its code and libraries import
+        #: what the first environment of its Python path imported, kept in the cache (its code and
+        #: layers are directories named by their content): the next process's first environments,
+        #: concurrent ones included, are forked from a server that preloaded it (a stale list, of a
+        #: code directory edited in place, is replaced by the next report)
+        key = hashlib.sha256(f"{python}\n{json.dumps(path)}".encode()).hexdigest()[:16]
+        self._imports = cache_dir("imports") / f"{key}.json"
         self._report: Path | None = None  # where it reports its library imports, if first
         try:
             self._function = _function_server(spec, env, path)
             learned = LEARNED.get(self._function)
             if learned is None:  # the first environment reports what it imports
-                self._report = self.tmp.with_suffix(".imports")
-                learned = LEARNED.get(self._path)  # preloaded with this one's variables
+                self._report = self._imports.with_name(f"{key}.{self.tmp.name}")
+                with contextlib.suppress(OSError, ValueError):
+                    self._imports.parent.mkdir(parents=True, exist_ok=True)
+                    learned = json.loads(self._imports.read_text(encoding="utf-8"))
             origin = None if _own_sdk(path) else RUNTIME_SDK  # it has boto3 imported
             if learned is None:
                 server = fork_server(python, origin or "")
@@ -254,7 +263,8 @@ class Environment:
         if report is not None:
             with contextlib.suppress(OSError, ValueError):
                 learned = json.loads(report.read_text(encoding="utf-8"))
-                LEARNED[self._function] = LEARNED[self._path] = learned
+                LEARNED[self._function] = learned
+                report.replace(self._imports)  # whole, for a reader in another process
             report.unlink(missing_ok=True)
 
     def _exited(self) -> bool:

@@ -129,8 +129,7 @@ class ForkServer:
 _servers: dict[tuple[Path, str], ForkServer] = {}
 _servers_lock = threading.Lock()
 #: what each function configuration's first environment imported (``modules``) and the
-#: services whose SDK data its default boto3 session loaded (``services``), by its first result;
-#: also by Python path alone (a JSON list: the last such report), for a new configuration's first
+#: services whose SDK data its default boto3 session loaded (``services``), by its first result
 LEARNED: dict[str, dict[str, list[str]]] = {}
 _FAILED: set[str] = set()
 #: function fork servers kept (the least recently used is ended past it)
