@@ -215,10 +215,14 @@ def handler_imported(module: str) -> None:
     """Called last by each handler module (``__name__``). Where the runtime imports it as the
     function's handler (``_HANDLER`` names its ``handler``: a cold start, not a test or another
     handler importing it), every object the import made moves to the collector's permanent
-    generation (``gc.freeze``): they live as long as the execution environment, and without
-    this each older-generation pass after the import (the first invocation's clients, then
-    every few hundred thousand allocations) goes over them all again: some 70 M instructions
-    of each cold start (docs/performance.md, Cold start). The import leaves no cyclic
-    garbage to keep with them (tests/unit/test_cold_start.py)."""
+    generation (``gc.freeze``): they live as long as the execution environment, and without this
+    each older-generation pass after the import (the first invocation's clients, then every few
+    hundred thousand allocations) goes over them all again: some 70 M instructions of each cold
+    start (docs/performance.md, Cold start). The collector, off while the runtime imports a
+    handler (ingest_pipeline/__init__.py), is on again after any. Frozen with them: the few
+    hundred objects of cyclic garbage the import leaves (classes the standard library replaces
+    as it loads), which a collection first would cost 15-20 ms to free
+    (tests/unit/test_cold_start.py bounds them)."""
     if os.environ.get("_HANDLER", "").rpartition(".")[0] == module:
         gc.freeze()
+    gc.enable()  # off while the runtime imports a handler (ingest_pipeline/__init__.py)
