@@ -31,6 +31,7 @@ from ingest_pipeline import errors, output, versions
 from ingest_pipeline.config import Settings
 from ingest_pipeline.dal import s3
 from ingest_pipeline.dal.contracts import contract_for
+from ingest_pipeline.dal.plans import write_plan
 from ingest_pipeline.errors import (
     ConfigurationError,
     DataError,
@@ -39,7 +40,6 @@ from ingest_pipeline.errors import (
     PipelineError,
     TransientError,
 )
-from ingest_pipeline.handlers.split import write_plan
 from ingest_pipeline.large_models import AssembleRequest
 from ingest_pipeline.logic import chunks, formats, keys
 from ingest_pipeline.logic.contracts import InputFormat, OutputFormat, Registered

@@ -15,8 +15,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from ingest_pipeline.config import Settings
 from ingest_pipeline.dal import s3
 from ingest_pipeline.errors import ErrorClass, ObjectNotFoundError
-from ingest_pipeline.handlers.classify_error import describe
 from ingest_pipeline.logic import keys
+from ingest_pipeline.logic.failure import describe
 from ingest_pipeline.models import FailureRequest, parse_event
 from ingest_pipeline.observability import bind_object, handler_imported, logger, metrics, tracer
 
@@ -47,7 +47,7 @@ def quarantine(request: FailureRequest, settings: Settings, now: datetime) -> di
     obj = request.object
     request = request.with_error_class(ErrorClass.PERMANENT)
     dest = keys.quarantine_key(obj.key)
-    report = describe(request, settings, now, quarantine_key=dest)
+    report = describe(request, settings.failure_policy, now, quarantine_key=dest)
     try:
         s3.copy_object(
             obj.bucket,
@@ -65,7 +65,7 @@ def quarantine(request: FailureRequest, settings: Settings, now: datetime) -> di
         )
     except ObjectNotFoundError:
         # Nothing left to keep: the report says so instead of failing the quarantine.
-        report = describe(request, settings, now, quarantine_key=None)
+        report = describe(request, settings.failure_policy, now, quarantine_key=None)
         return report
     s3.put_json(obj.bucket, f"{dest}.reason.json", report["message"])
     return report

@@ -20,7 +20,6 @@ Output: the plan (``large_models.PlanModel``): where it is and what every chunk 
 from __future__ import annotations
 
 import io
-import json
 import time
 from collections import deque
 from collections.abc import Callable
@@ -30,13 +29,14 @@ from typing import IO, TYPE_CHECKING, Any
 from ingest_pipeline.config import LargeObjectSettings
 from ingest_pipeline.dal import s3
 from ingest_pipeline.dal.contracts import contract_for
+from ingest_pipeline.dal.plans import write_plan
 from ingest_pipeline.errors import InvalidEventError, LineTooLongError, ObjectTooLargeError
 from ingest_pipeline.logic import chunks, formats, keys, pieces
 from ingest_pipeline.logic.contracts import Contract
 from ingest_pipeline.logic.deadline import TimeBudget
 from ingest_pipeline.logic.summary import Summary
 from ingest_pipeline.logic.transform import DEFAULT_MAX_LINE_BYTES, convert
-from ingest_pipeline.models import ObjectRef, ProcessRequest, parse_event
+from ingest_pipeline.models import ProcessRequest, parse_event
 from ingest_pipeline.observability import bind_object, handler_imported, logger, tracer
 
 if TYPE_CHECKING:
@@ -246,38 +246,6 @@ def header_end(prefix: bytes, at_eof: bool, contract: Contract) -> int:
     if end is None:  # the conversion found no error in the first bytes, and no header
         raise LineTooLongError(f"the header is longer than {len(prefix)} bytes", line=1)
     return end
-
-
-def write_plan(
-    obj: ObjectRef,
-    execution_arn: str,
-    planned: list[chunks.Chunk],
-    *,
-    header_end: int,
-    header_lines: int,
-    size: int,
-    round_: int,
-    max_concurrency: int,
-    ingest_date: str,
-    mode: str,
-    header_key: str = "",
-) -> dict[str, Any]:
-    """Write the chunk list where the Map's ItemReader reads it; the plan's summary."""
-    key = keys.plan_key(execution_arn, round_)
-    s3.put_json(obj.bucket, key, json.dumps([chunk.to_item() for chunk in planned]))
-    return {
-        "bucket": obj.bucket,
-        "key": key,
-        "headerEnd": header_end,
-        "headerLines": header_lines,
-        "headerKey": header_key,  # "": the object's own first headerEnd bytes
-        "size": size,
-        "chunkCount": len(planned),
-        "round": round_,
-        "maxConcurrency": max_concurrency,
-        "ingestDate": ingest_date,
-        "mode": str(mode),
-    }
 
 
 def _read_up_to(stream: IO[bytes], size: int) -> bytes:

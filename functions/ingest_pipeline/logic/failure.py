@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
 from ingest_pipeline.errors import ErrorClass
-from ingest_pipeline.logic.classify import Classification
+from ingest_pipeline.logic.classify import Classification, classify
 from ingest_pipeline.logic.policy import FailurePolicy
+
+if TYPE_CHECKING:
+    from ingest_pipeline.models import FailureRequest
 
 _OWN_MESSAGE = re.compile(r"^\[(?P<code>[A-Z0-9_]+)\] (?:line (?P<line>\d+): )?(?P<text>.*)$", re.S)
 MAX_CAUSE_CHARS = 2000
@@ -90,6 +93,34 @@ def suggested_action(
     return (
         f"No action needed now: the object is retried automatically after {retry_after}. "
         "If it keeps failing, check the health of the service named in the cause."
+    )
+
+
+def describe(
+    request: FailureRequest,
+    policy: FailurePolicy,
+    now: datetime,
+    *,
+    quarantine_key: str | None = None,
+) -> dict[str, Any]:
+    """The failure report of a caught error (ClassifyError, QuarantineObject): its class as
+    the Catch that routed it decided, else as ``logic.classify.RULES`` say."""
+    caught = CaughtError(name=request.error.error, cause=request.error.cause)
+    classification = classify(caught.name)
+    if request.error_class is not None and request.error_class is not classification.error_class:
+        # The Catch that routed this error decided its class by name; keep its decision.
+        classification = Classification(request.error_class, "routed by the workflow", "catch")
+    return build_report(
+        bucket=request.object.bucket,
+        key=request.object.key,
+        version_id=request.object.version_id,
+        error=caught,
+        classification=classification,
+        attempt=request.attempt,
+        execution_arn=request.execution_arn,
+        now=now,
+        policy=policy,
+        quarantine_key=quarantine_key,
     )
 
 
