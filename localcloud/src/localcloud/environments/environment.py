@@ -128,10 +128,8 @@ class Environment:
         path = spec.python_path()
         python = Path(spec.runtime_python)
         self._started = time.monotonic()
-        #: what the first environment of its Python path imported, kept in the cache (its code and
-        #: layers are directories named by their content): the next process's first environments,
-        #: concurrent ones included, are forked from a server that preloaded it (a stale list, of a
-        #: code directory edited in place, is replaced by the next report)
+        #: its path's imports, kept (code and layers are directories named by their content): the
+        #: next process's first environments fork from a server that preloaded them
         key = hashlib.sha256(f"{python}\n{json.dumps(path)}".encode()).hexdigest()[:16]
         self._imports = cache_dir("imports") / f"{key}.json"
         self._report: Path | None = None  # where it reports its library imports, if first
