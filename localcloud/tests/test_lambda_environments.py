@@ -243,8 +243,13 @@ def test_what_an_earlier_process_learned_preloads_the_first_environments_of_the_
     """The libraries a configuration's first environment imported are kept in the cache, so
     in the next process (another test worker, the next `localcloud up`) even its first
     environments, started together before any of them has answered, are forked from a server
-    that imported them already."""
+    that imported them already. Records unused for a week are removed."""
     monkeypatch.setenv("LOCALCLOUD_CACHE", str(tmp_path / "cache"))
+    imports = tmp_path / "cache" / "imports"
+    imports.mkdir(parents=True)
+    for name, age in (("unused.json", 8 * 86400), ("used.json", 6 * 86400)):
+        (imports / name).write_text("{}")
+        os.utime(imports / name, (time.time() - age,) * 2)
     (tmp_path / "code").mkdir()
     (tmp_path / "code" / "app.py").write_text(PRELOAD_PROBE)
     (tmp_path / "layer" / "python").mkdir(parents=True)
@@ -265,6 +270,9 @@ def test_what_an_earlier_process_learned_preloads_the_first_environments_of_the_
         for call in calls:
             call.join(20)
     assert answers == [{"preloaded": True}] * 2
+    # a record no environment used for a week is removed; the others are kept
+    assert not (imports / "unused.json").exists() and (imports / "used.json").exists()
+    assert len(list(imports.glob("*.json"))) == 2
 
 
 def test_an_ended_environments_pid_is_never_signalled_again() -> None:

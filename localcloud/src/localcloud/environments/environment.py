@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import math
@@ -131,7 +132,7 @@ class Environment:
         #: its path's imports, kept (code and layers are directories named by their content): the
         #: next process's first environments fork from a server that preloaded them
         key = hashlib.sha256(f"{python}\n{json.dumps(path)}".encode()).hexdigest()[:16]
-        self._imports = cache_dir("imports") / f"{key}.json"
+        self._imports = _pruned(cache_dir("imports")) / f"{key}.json"
         self._report: Path | None = None  # where it reports its library imports, if first
         try:
             self._function = _function_server(spec, env, path)
@@ -139,8 +140,8 @@ class Environment:
             if learned is None:  # the first environment reports what it imports
                 self._report = self._imports.with_name(f"{key}.{self.tmp.name}")
                 with contextlib.suppress(OSError, ValueError):
-                    self._imports.parent.mkdir(parents=True, exist_ok=True)
                     learned = json.loads(self._imports.read_text(encoding="utf-8"))
+                    os.utime(self._imports)  # used: kept (_pruned)
             origin = None if _own_sdk(path) else RUNTIME_SDK  # it has boto3 imported
             if learned is None:
                 server = fork_server(python, origin or "")
@@ -305,6 +306,19 @@ _PER_ENVIRONMENT = frozenset({
 #: the fork server of a configuration's first environment: the runtime's SDK imported (boto3
 #: reads no variable when imported), unless the function brings a boto3 or botocore of its own
 RUNTIME_SDK = json.dumps({"modules": ["boto3"]})
+
+
+@functools.cache
+def _pruned(imports: Path) -> Path:
+    """The cache's imports/, made, without the records no environment used for a week (once
+    per process: each edit of a function's code is a new path, and a new record)."""
+    week_ago = time.time() - 7 * 86400
+    with contextlib.suppress(OSError):
+        imports.mkdir(parents=True, exist_ok=True)
+        for record in imports.iterdir():
+            if record.stat().st_mtime < week_ago:
+                record.unlink(missing_ok=True)
+    return imports
 
 
 def _own_sdk(path: list[str]) -> bool:
