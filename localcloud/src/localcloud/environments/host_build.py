@@ -42,6 +42,7 @@ __all__ = [
     "cache_dir",
     "foreign_distributions",
     "host_builds",
+    "made_once",
     "powertools_layer",
     "python_tag",
     "requirements_build",
@@ -57,7 +58,7 @@ _LOCK = threading.Lock()
 _TAGS: dict[Path, str] = {}
 
 
-class HostBuildError(RuntimeError):
+class HostBuildError(subprocess.SubprocessError):
     """The installer could not build a package for this machine (its output says why)."""
 
 
@@ -126,6 +127,26 @@ def cache_dir(name: str) -> Path:
     return Path(base) / name
 
 
+def made_once(target: Path, steps: list[list[str]], partial: Path, record: str) -> Path:
+    """``target``, made by ``steps`` (commands that make ``partial``) unless a previous run
+    did: ``partial`` is renamed into place whole, with ``record`` in its ``.complete``."""
+    if (target / ".complete").exists():
+        return target
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        for step in steps:
+            subprocess.run(step, capture_output=True, text=True, check=True)  # noqa: S603
+    except subprocess.CalledProcessError as e:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise HostBuildError(f"{' '.join(e.cmd)} failed: {e.stderr.strip()[-800:]}") from e
+    (partial / ".complete").write_text(record, encoding="utf-8")
+    if not (target / ".complete").exists():  # else another process made it meanwhile
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+    shutil.rmtree(partial, ignore_errors=True)
+    return target
+
+
 def _install(python: Path, requirements: list[str], *, deps: bool, why: str) -> Path:
     """``requirements`` installed for ``python`` on this machine, once: the directory."""
     key = hashlib.sha256(
@@ -133,25 +154,16 @@ def _install(python: Path, requirements: list[str], *, deps: bool, why: str) -> 
     ).hexdigest()[:16]
     target = cache_dir("host-builds") / key
     with _LOCK:
-        if (target / ".complete").exists():
-            return target
-        LOG.warning("%s; installing %s for %s (%s) into %s", why, " ".join(requirements),
-                    _machine(), python, target)  # fmt: skip
+        if not (target / ".complete").exists():
+            LOG.warning("%s; installing %s for %s (%s) into %s", why, " ".join(requirements),
+                        _machine(), python, target)  # fmt: skip
         partial = target.with_name(f"{key}.{os.getpid()}")
-        shutil.rmtree(partial, ignore_errors=True)
         uv = uv_command()
         command = [uv, "pip", "install", "--python", str(python)] if uv else [
             str(python), "-m", "pip", "install", "--disable-pip-version-check"]  # fmt: skip
         command += ["--target", str(partial), "--only-binary", ":all:", *requirements]
         command += [] if deps else ["--no-deps"]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
-        if done.returncode != 0:
-            shutil.rmtree(partial, ignore_errors=True)
-            raise HostBuildError(f"{' '.join(command)} failed: {done.stderr.strip()[-800:]}")
-        (partial / ".complete").write_text("\n".join(requirements))
-        shutil.rmtree(target, ignore_errors=True)
-        partial.rename(target)
-        return target
+        return made_once(target, [command], partial, "\n".join(requirements))
 
 
 def host_builds(directories: list[Path], python: Path) -> list[Path]:

@@ -20,7 +20,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from localcloud.environments.host_build import cache_dir, python_tag, uv_command
+from localcloud.environments.host_build import cache_dir, made_once, python_tag, uv_command
 from localcloud.environments.spec import default_runtime_python
 
 __all__ = ["interpreter", "runtime_python"]
@@ -99,26 +99,15 @@ def _make(interpreter: Path, base: Path) -> Path:
     if not (target / ".complete").exists():
         LOG.warning("making the Lambda runtime (%s) of %s in %s", " ".join(text.split()),
                     interpreter, target)  # fmt: skip
-        partial = target.with_name(f"{target.name}.{os.getpid()}")
-        shutil.rmtree(partial, ignore_errors=True)
-        uv = uv_command()
-        if uv:
-            steps = [[uv, "venv", "-q", "--python", str(interpreter), str(partial)],
-                     [uv, "pip", "install", "-q", "--compile-bytecode", "--python",
-                      str(partial / "bin" / "python"), "-r", str(pins)]]  # fmt: skip
-        else:
-            steps = [[str(interpreter), "-m", "venv", str(partial)],
-                     [str(partial / "bin" / "python"), "-m", "pip", "install", "-q", "-r",
-                      str(pins)]]  # fmt: skip
-        try:
-            for step in steps:
-                subprocess.run(step, capture_output=True, text=True, check=True)  # noqa: S603
-        except subprocess.CalledProcessError as e:
-            shutil.rmtree(partial, ignore_errors=True)
-            raise subprocess.SubprocessError(f"{' '.join(e.cmd)}: {e.stderr[-600:]}") from e
-        (partial / ".complete").write_text(text, encoding="utf-8")
-        try:
-            partial.rename(target)
-        except OSError:  # another process made it meanwhile
-            shutil.rmtree(partial, ignore_errors=True)
-    return target / "bin" / "python"
+    partial = target.with_name(f"{target.name}.{os.getpid()}")
+    uv, python = uv_command(), str(partial / "bin" / "python")
+    if uv:
+        steps = [[uv, "venv", "-q", "--python", str(interpreter), str(partial)],
+                 [uv, "pip", "install", "-q", "--compile-bytecode", "--python", python,
+                  "-r", str(pins)]]  # fmt: skip
+    else:
+        steps = [
+            [str(interpreter), "-m", "venv", str(partial)],
+            [python, "-m", "pip", "install", "-q", "-r", str(pins)],
+        ]
+    return made_once(target, steps, partial, text) / "bin" / "python"
