@@ -233,7 +233,7 @@ def patches(args: argparse.Namespace) -> int:
 
 def add_commands(commands: Any, *, up: Callable[[argparse.Namespace], int]) -> None:
     """The ``up``, ``iam-report``, ``patches`` and ``invoke`` sub-commands (also under
-    ``ingestctl local``)."""
+    an application's own command line)."""
     serve = commands.add_parser("up", help="deploy a SAM template and serve it on 127.0.0.1")
     serve.add_argument("--template", default=str(TEMPLATE))
     serve.add_argument("--stack-name", default=STACK_NAME, help="the stack's name (AWS::StackName)")

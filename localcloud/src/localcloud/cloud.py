@@ -9,7 +9,7 @@ Two ways in:
           boto3.client("s3").put_object(Bucket=cloud.outputs["BucketName"], ...)
           cloud.deliveries.drain()
 
-* served over HTTP for the AWS CLI / boto3 (``ingestctl local up``)::
+* served over HTTP for the AWS CLI / boto3 (``localcloud up``)::
 
       cloud = LocalCloud().start()
       server = cloud.serve(port=4566)  # http://127.0.0.1:4566, + /_localcloud/ admin API

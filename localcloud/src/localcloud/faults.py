@@ -232,7 +232,7 @@ class Faults:
     # --- as data (faults file / admin endpoint) -------------------------------------
     def load(self, spec: dict[str, Any], functions: dict[str, str] | None = None) -> None:
         """Add the faults described by ``spec`` (the faults-file format, README "The local cloud").
-        ``functions`` maps logical ids to physical names so a file can say "ProcessFunction"."""
+        ``functions`` maps logical ids to physical names so a file can say "MyFunction"."""
         functions = functions or {}
         for f in spec.get("functions", []):
             name = functions.get(f["function"], f["function"])

@@ -8,7 +8,7 @@ grows) the collector took about a quarter of a process's start (imports and the 
 6.0-7.4 -> 4.3-5.7 s of CPU) and 4-12 % of a test run.
 
 The settings are the whole process's, so they are for the processes' owners (``localcloud
-up``, ``ingestctl local up``, a test suite's conftest), not something LocalCloud does:
+up``, an application's own command, a test suite's conftest), not something LocalCloud does:
 
 * ``tune()`` starts a collection after 50,000 new containers instead of 700; call it first;
 * ``freeze()`` moves what is alive (the long-lived heap) out of every later collection

@@ -28,7 +28,7 @@ __all__ = ["add_command", "invoke", "invoke_in"]
 
 
 def add_command(commands: Any) -> None:
-    """The ``invoke`` sub-command (also under ``ingestctl local``)."""
+    """The ``invoke`` sub-command (also under an application's command line)."""
     parser = commands.add_parser(
         "invoke",
         help="invoke one function of a template with an event (sam local invoke, no Docker)",

@@ -6,7 +6,7 @@ kind, why it exists, the moto versions it was written against and the test that 
 when the installed moto is outside a patch's range, when a target attribute no longer exists (a
 renamed method would otherwise become a replacement nothing calls), or when two patches replace the
 same attribute. ``uninstall`` restores exactly what was there (an attribute that was only inherited
-is deleted again). ``ingestctl local patches`` prints the inventory.
+is deleted again). ``localcloud patches`` prints the inventory.
 """
 
 from __future__ import annotations

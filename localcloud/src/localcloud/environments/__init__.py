@@ -29,21 +29,13 @@ Use::
         result.payload, result.function_error, result.error_type, result.logs
         result.init_duration_ms  # a cold start's Init Duration, else None
 
-New environments are forked from a fork server (launcher.py, _forkserver.py). Measured on this
-2-core machine (shared), `.venv/bin/python scripts/bench_lambda_environments.py`: a new
-environment, to its runtime's first /next, forked: 20 ms wall median (11 ms at best), 8-10 ms of
-CPU in the environment and 1 ms in the fork server; a new Python each (measured before issue 39
-ended spawning): 61-68 ms wall, 48-51 ms of CPU. The fork server starts once per runtime Python
-(75 ms). A warm invocation's round trip: 0.6-1.1 ms median.
-
-The next environments of a function configuration, in this cloud, the next one or the next
-process (what it imported is kept in the cache's imports/), are forked from a fork server of
-that configuration which imported the libraries its first one imported and loaded the SDK data
-of the services its clients used (_forkserver.py): their init runs the function's own modules
-only and their clients are made from loaded data (an S3 client: 11 ms of CPU instead of 88), so
-their Init Duration leaves out the libraries' import. This application's ProcessFunction: 0.51
-s of CPU for a first environment, 0.17 s for the next ones before the SDK data was kept (issue
-39's note).
+New environments are forked from a fork server (launcher.py, _forkserver.py): about 20 ms of
+wall and 10 ms of CPU to a new environment's first /next on a 2-core machine, against 60 ms
+and 50 ms for a new Python (``scripts/bench_lambda_environments.py``). The next environments of
+a function configuration (in this cloud, the next one, or the next process: what its first
+environment imported is kept in the cache's imports/) are forked from a server of that
+configuration that imported those libraries and loaded the SDK data its clients used: their
+init runs the function's own modules, and their Init Duration leaves the libraries out.
 
 Not like Lambda: /tmp is TMPDIR (a handler that writes to the literal path "/tmp/x" shares the
 machine's /tmp).

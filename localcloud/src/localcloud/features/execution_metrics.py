@@ -8,7 +8,7 @@ dimension ``StateMachineArn`` the counts ``ExecutionsStarted``, ``ExecutionsSucc
 (milliseconds between the start and the close of the execution). ``ExecutionsStarted`` is
 emitted twice per execution: 1 when it starts, then 0 when it completes (its SampleCount is 2
 per execution, its Sum 1). moto 5.2.5 publishes nothing, so the template's alarms on
-``ExecutionsFailed`` / ``ExecutionsTimedOut``, its dashboard and ``ingestctl doctor``'s
+``ExecutionsFailed`` / ``ExecutionsTimedOut``, its dashboards and any tool's
 figures for an EXPRESS state machine (which has no ListExecutions) see no data locally.
 
 Here they are published in the account and Region of the execution, with ``StateMachineArn``

@@ -3,12 +3,12 @@
 ``usage(authorizer, resources)`` re-evaluates every decision the cloud allowed with each of
 the statements that allowed it removed in turn: a statement is *needed* when its removal
 denies a call that was made. It also lists the actions each statement allowed. Statements
-are named by the template's logical ids (``EventDeliveryDLQ#AllowObjectCreatedRuleOnly``,
-``ProcessFunctionRole/ProcessFunctionRolePolicy0#ReadIncoming``), so runs of one template merge.
+are named by the template's logical ids (``DeadLetterQueue#AllowTheRuleOnly``,
+``FnRole/FnRolePolicy0#ReadIncoming``), so runs of one template merge.
 
 A cloud started with ``LOCALCLOUD_IAM_LOG=DIR`` writes its usage to ``DIR`` when it stops
 (``write``); ``merge`` combines the files of many runs (a whole pytest run, every xdist
-worker) and ``render`` prints the report (``ingestctl local iam-report DIR``). ``unused``
+worker) and ``render`` prints the report (``localcloud iam-report DIR``). ``unused``
 lists the template's Allow statements no run needed and the template does not justify:
 ``Metadata: {LocalCloud: {UnusedGrants: {<Sid>: <why>}}}`` on the resource that holds the
 statement (a function, state machine, role, queue, bucket or key policy). Deny statements
