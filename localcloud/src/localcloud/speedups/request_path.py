@@ -34,19 +34,12 @@ pieces of it are waste here (line numbers: botocore 1.43, moto 5.2.x):
   the request's service among ``backends.list_of_moto_modules()`` (moto/backends.py:189), a
   listing of moto's package directory with a ``stat`` of each of its ~200 entries, on every
   request: about 1.5 ms of a served call's 4.5 ms of server CPU. The listing is made once.
-
-And a patch of its own (``service-router-once``): moto's ``get_service_router``
-(moto/core/routing.py:552) is a ``functools.cache``, which computes in every thread that asks
-before the first one is done. A burst of first calls loaded the service's botocore model
-(50 ms) in each: 100 loads of Lambda's at one test's first burst, a third of the CPU of the
-three files that start with one. The router is made under a lock.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import threading
 from typing import Any
 
 import botocore.auth as botocore_auth
@@ -71,8 +64,6 @@ _ORIG_SANITIZE_USER_AGENT_STRING_COMPONENT = botocore_useragent.sanitize_user_ag
 _ORIG_METHOD_NAMES_FROM_CLASS = moto_responses.method_names_from_class
 _ORIG_GET_VALUE = moto_serialize.ResponseSerializer.get_value
 _ORIG_LIST_OF_MOTO_MODULES = moto_backends.list_of_moto_modules
-_ORIG_GET_SERVICE_ROUTER = moto_responses.get_service_router
-_ROUTERS_LOCK = threading.Lock()
 
 _ZERO_SIGNATURE = "0" * 64
 
@@ -152,11 +143,6 @@ def _close() -> None:
     _sanitize_ua.cache_clear()
 
 
-def _service_router(service_name: str) -> Any:
-    with _ROUTERS_LOCK:  # the first caller makes it; the others wait, then read its cache
-        return _ORIG_GET_SERVICE_ROUTER(service_name)
-
-
 def _build(rt: Runtime) -> Targets:
     importlib.reload(s3_urls)  # what moto does per S3 request, once
     rt.on_close(_close)
@@ -181,14 +167,5 @@ PATCHES = [
         test="tests/e2e/test_localcloud_moto_speedups.py"
         "::test_responses_carry_every_dynamodb_type_and_nested_shape",
         build=_build,
-    ),
-    Patch(
-        name="service-router-once",
-        kind=Kind.SPEEDUP,
-        reason="A service's request router (its botocore model: 50 ms) is made once, not in "
-        "every thread of a first burst of calls (moto's functools.cache).",
-        test="localcloud/tests/test_service_routers.py"
-        "::test_a_first_burst_of_calls_is_answered_from_one_model_load",
-        build=lambda rt: {(moto_responses, "get_service_router"): _service_router},
-    ),
+    )
 ]
