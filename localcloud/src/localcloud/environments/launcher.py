@@ -6,11 +6,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -19,34 +19,27 @@ __all__ = ["ForkServer", "Process", "fork_server"]
 _SERVER_SCRIPT = Path(__file__).with_name("_forkserver.py")
 
 
-def _start_time(pid: int) -> str | None:
-    """When the process ``pid`` started (clock ticks since boot), None if there is none."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
 class Process:
     """An environment's process (forked, and reaped, by a fork server): its pid, and how to
     end it (its whole process group)."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self._started = _start_time(pid)  # with the pid, which process it is
-
-    def _alive(self) -> bool:
-        """Still this process (pids are reused: 32768 of them on many machines)."""
-        return self._started is not None and _start_time(self.pid) == self._started
+        try:  # a handle on this process, whichever process has its pid later (pids are reused)
+            self._pidfd: int | None = os.pidfd_open(pid)
+        except ProcessLookupError:  # it ended already
+            self._pidfd = None
 
     def kill(self) -> None:
-        if not self._alive():
-            return  # it ended: its pid may be another process's now
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-        deadline = time.monotonic() + 5  # until the fork server has reaped it
-        while time.monotonic() < deadline and self._alive():
-            time.sleep(0.001)
+        with _servers_lock:  # one caller closes the handle
+            pidfd, self._pidfd = self._pidfd, None
+        if pidfd is None:
+            return
+        if not select.select([pidfd], [], [], 0)[0]:  # not ended: this process has the pid
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            select.select([pidfd], [], [], 5)  # until it has ended
+        os.close(pidfd)
 
 
 def _runtime_env(python: Path) -> dict[str, str]:
