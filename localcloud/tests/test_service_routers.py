@@ -33,6 +33,8 @@ CALLERS = 20
 def lambda_api() -> Iterator[Any]:
     runtime = Runtime()
     chosen = PatchSet(p for p in registry.patch_set() if p.name == NAME)  # LOCALCLOUD_WITHOUT
+    routing.get_service_router.cache_clear()  # as in a new process (moto's caches)
+    moto_utils.get_service_model.cache_clear()
     with mock_aws():
         chosen.install(runtime)
         try:
@@ -54,8 +56,6 @@ def test_a_first_burst_of_calls_is_answered_from_one_model_load(
         return load(service, model)
 
     monkeypatch.setattr(moto_utils, "_load_service_model", slow_load)
-    routing.get_service_router.cache_clear()  # as in a new process (moto's caches)
-    moto_utils.get_service_model.cache_clear()
     start = threading.Barrier(CALLERS)
     answers: list[Any] = []
 

@@ -26,10 +26,10 @@ from typing import Any
 from urllib.parse import parse_qs
 from xml.sax.saxutils import escape
 
+from moto.core import routing
 from moto.core.parse import PROTOCOL_PARSERS
 from moto.core.request import Request as MotoRequest
 from moto.core.request import determine_request_protocol
-from moto.core.routing import get_service_router
 from moto.core.utils import get_service_model
 from moto.sts.models import STSBackend
 from werkzeug.wrappers import Response
@@ -119,7 +119,7 @@ def identify(environ: dict[str, Any], signing_name: str) -> tuple[str, dict[str,
             form = parse_qs(data.decode("utf-8", "replace"))
             operation = (form or parse_qs(request.query_string.decode())).get("Action", [""])[0]
         else:
-            operation_model, uri_params = get_service_router(service).match(request)
+            operation_model, uri_params = routing.get_service_router(service).match(request)
             operation = operation_model.name
         if operation not in model.operation_names:
             return None

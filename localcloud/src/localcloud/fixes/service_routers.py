@@ -8,7 +8,8 @@ the service's botocore model (50 ms of CPU: 100 loads of Lambda's at the first b
 executions of one test, a third of its CPU), and werkzeug compiles each rule with ``ast``,
 which on Python 3.11 failed a call of the burst now and then with ``SystemError: AST
 constructor recursion depth mismatch``. Here both are made by one thread, under a lock; the
-others wait, then use it.
+others wait, then use it. (The served path, features/role_sessions.py, reads the function
+from moto.core.routing: replaced there too.)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 from typing import Any
 
 import moto.core.responses as moto_responses
+from moto.core import routing
 from moto.core.routing import ServiceOperationRouter
 
 from localcloud.patching import Kind, Patch, Targets
@@ -44,6 +46,7 @@ def _protocol_router(self: ServiceOperationRouter, protocol: str) -> Any:
 def _build(rt: Runtime) -> Targets:
     return {
         (moto_responses, "get_service_router"): _service_router,
+        (routing, "get_service_router"): _service_router,  # the served path's (role_sessions)
         (ServiceOperationRouter, "_get_router"): _protocol_router,
     }
 
