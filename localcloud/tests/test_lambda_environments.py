@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import textwrap
@@ -273,6 +274,28 @@ def test_what_an_earlier_process_learned_preloads_the_first_environments_of_the_
     # a record no environment used for a week is removed; the others are kept
     assert not (imports / "unused.json").exists() and (imports / "used.json").exists()
     assert len(list(imports.glob("*.json"))) == 2
+
+
+def test_environments_run_and_end_when_the_cloud_holds_over_1024_descriptors(code: Path) -> None:
+    """A cloud serving a burst holds many descriptors (each environment's log pipe, Runtime
+    API socket and process handle): past 1024 (select's limit) an environment still runs,
+    answers and is stopped."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip(f"the descriptor limit is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2048), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with EnvironmentPool(spec(code, "app.echo")) as pool:
+            cold, warm = pool.invoke(b'{"a": 1}'), pool.invoke(b'{"a": 2}')
+            environment = pool._idle[0]
+        assert json.loads(cold.payload)["event"] == {"a": 1}, cold.logs
+        assert json.loads(warm.payload)["event"] == {"a": 2}, warm.logs
+        assert environment.dead
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_an_ended_environments_pid_is_never_signalled_again() -> None:

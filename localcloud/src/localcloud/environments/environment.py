@@ -81,10 +81,12 @@ class _LogPipe:
             self._buffer += chunk
 
     def _run(self) -> None:
+        readable = select.poll()  # (not select.select: descriptors past 1024)
+        readable.register(self.read_fd, select.POLLIN)
         while not self.closed.is_set():
             try:
-                select.select([self.read_fd], [], [])
-            except (OSError, ValueError):
+                readable.poll()
+            except OSError:
                 self.closed.set()
                 return
             with self._lock:

@@ -25,20 +25,23 @@ class Process:
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
+        self._lock = threading.Lock()  # one caller of kill closes the handle
         try:  # a handle on this process, whichever process has its pid later (pids are reused)
             self._pidfd: int | None = os.pidfd_open(pid)
         except ProcessLookupError:  # it ended already
             self._pidfd = None
 
     def kill(self) -> None:
-        with _servers_lock:  # one caller closes the handle
+        with self._lock:
             pidfd, self._pidfd = self._pidfd, None
         if pidfd is None:
             return
-        if not select.select([pidfd], [], [], 0)[0]:  # not ended: this process has the pid
+        ended = select.poll()  # (not select.select: descriptors past 1024)
+        ended.register(pidfd, select.POLLIN)  # readable once the process has ended
+        if not ended.poll(0):  # not ended: this process has the pid
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, signal.SIGKILL)
-            select.select([pidfd], [], [], 5)  # until it has ended
+            ended.poll(5000)
         os.close(pidfd)
 
 
