@@ -15,12 +15,17 @@ from localcloud import gc_tuning
 def _environment_of_the_test() -> Iterator[None]:
     """What a command run in-process put into ``os.environ`` ends with the test: ``ingestctl
     --outputs`` sets AWS_ENDPOINT_URL for every client of its process (a served local cloud's,
-    gone once that cloud stops), and the next test's clients must not call it."""
+    gone once that cloud stops), and the next test's clients must not call it: neither the
+    ones the DAL keeps per process (made by that command), which are dropped with it."""
     saved = dict(os.environ)
     yield
     if os.environ != saved:
         os.environ.clear()
         os.environ.update(saved)
+        from ingest_pipeline.dal import aws, s3
+
+        aws.client.cache_clear()
+        s3.s3_client.cache_clear()
 
 
 # Modules of tests/e2e and tests/statemachine whose outcome cannot depend on the template's

@@ -237,6 +237,23 @@ def test_a_connection_is_kept_for_the_next_request(port: int) -> None:
     assert s3.get_object(Bucket="front-plain", Key="chunked")["Body"].read() == b"abcd"
 
 
+def test_a_stopped_server_answers_no_kept_connection(cloud: LocalCloud) -> None:
+    """A connection kept open before the server stopped gets no answer after it: a test's
+    cached client of an earlier cloud must fail, not reach the cloud that runs now."""
+    server = LocalCloudServer(cloud, "127.0.0.1", 0)
+    server.start()
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        connection.request("GET", "/_localcloud/outputs")
+        assert connection.getresponse().read() is not None
+        server.shutdown()
+        with pytest.raises(ConnectionError):  # RemoteDisconnected or reset, not an answer
+            connection.request("GET", "/_localcloud/outputs")
+            connection.getresponse()
+    finally:
+        connection.close()
+
+
 def test_a_named_origin_is_answered(named: int) -> None:
     status, headers, _ = call(named, "OPTIONS", "/", {"Origin": EVIL, **PREFLIGHT})
     assert (status, headers["Access-Control-Allow-Origin"]) == (200, EVIL)

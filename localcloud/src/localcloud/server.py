@@ -25,12 +25,14 @@ Who may reach it: ``Front`` and ``FrontPolicy`` below.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import ipaddress
 import json
 import logging
 import os
 import re
+import socket
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -474,10 +476,19 @@ class KeepAliveRequestHandler(MotoRequestHandler):
     connection, since it cannot drain a body the application left unread; here a request body
     of known length is read before the application runs, so the connection stays open for the
     next request: an SDK's calls reuse one connection instead of a new TCP connection and
-    server thread each (a function environment makes most of its calls this way)."""
+    server thread each (a function environment makes most of its calls this way). The server's
+    ``connections`` are the open ones: its shutdown closes them (a stopped cloud answers none)."""
 
     keep = False
     disable_nagle_algorithm = True  # a response's head and body are sent apart
+
+    def setup(self) -> None:
+        super().setup()
+        cast(Any, self).server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        cast(Any, self).server.connections.discard(self.connection)
+        super().finish()
 
     def run_wsgi(self) -> None:
         length = self.headers.get("Content-Length") or "0"
@@ -538,6 +549,7 @@ class LocalCloudServer:
         self._server = make_server(
             self.host, self.port, app, threaded=True, request_handler=handler
         )
+        self._server.connections = set()  # type: ignore[attr-defined]
         self.port = int(self._server.server_address[1])
         # serve_forever's poll: shutdown() waits for it (the default 0.5 s, at every stop)
         self._thread = threading.Thread(
@@ -549,6 +561,9 @@ class LocalCloudServer:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            for connection in list(cast(Any, self._server).connections):  # kept-alive ones
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
             self._server = None
         if self._thread is not None:
             self._thread.join(timeout=5)
