@@ -27,11 +27,12 @@ import tempfile
 import threading
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 from localcloud.environments.host_build import cache_dir
 from localcloud.environments.launcher import LEARNED, Process, fork_server
-from localcloud.environments.runtime_api import Invocation, RuntimeApi
+from localcloud.environments.runtime_api import Invocation, RuntimeApi, document
 from localcloud.environments.spec import Result, Spec
 
 __all__ = ["INIT_TIMEOUT", "Environment"]
@@ -42,11 +43,6 @@ INIT_TIMEOUT = 10.0
 MEMORY_POLL = 0.05
 #: a runtime that ended by itself (its fork server reaps it: the exit status is not known here)
 _EXITED = "Error: Runtime exited without providing a reason"
-
-
-def _timestamp() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
 class _LogPipe:
@@ -159,24 +155,20 @@ class Environment:
             self.api.stop()
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
+        self.pid = self.process.pid
         self.api.memory = lambda: _max_memory_mb(self.pid)
         self._logs.start()
         threading.Thread(target=self._watch_exit, name="environment-exit", daemon=True).start()
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
 
     def _watch_exit(self) -> None:
         self._logs.closed.wait()
         self.api.changed.set()
         self.api.initialized.set()
 
-    def wait_ready(self, timeout: float = INIT_TIMEOUT) -> float:
-        """Wait for the init to end (the runtime's first /next); the Init Duration in ms."""
-        self.api.initialized.wait(timeout)
-        end = self.api.init_done_at or time.monotonic()
-        return (end - self._started) * 1000
+    def _wait_ready(self) -> float:
+        """The Init Duration (ms), once the init has ended (the runtime's first /next)."""
+        self.api.initialized.wait(INIT_TIMEOUT)
+        return ((self.api.init_done_at or time.monotonic()) - self._started) * 1000
 
     def invoke(
         self, event: bytes, request_id: str | None = None, deadline_ms: int | None = None
@@ -184,7 +176,7 @@ class Environment:
         spec = self.spec
         request_id = request_id or str(uuid.uuid4())
         cold, self._cold = self._cold, False
-        init_ms = self.wait_ready(INIT_TIMEOUT) if cold else None
+        init_ms = self._wait_ready() if cold else None
         logs = self._logs.take()
         start = time.monotonic()
         if deadline_ms is None:
@@ -213,7 +205,7 @@ class Environment:
                     error_type = _error_type(payload) or invocation.error_type
             elif self._exited():
                 error_type, status = "Runtime.ExitError", "error\tError Type: Runtime.ExitError"
-                payload = _document(error_type, f"RequestId: {request_id} {_EXITED}")
+                payload = document(error_type, f"RequestId: {request_id} {_EXITED}")
             else:
                 memory = _max_memory_mb(self.pid)
                 self.stop()
@@ -223,9 +215,10 @@ class Environment:
                     else ("Sandbox.Timedout", "timeout",
                           f"Task timed out after {spec.timeout:.2f} seconds")
                 )  # fmt: skip
-                payload = _document(error_type, f"RequestId: {request_id} Error: {reason}")
+                payload = document(error_type, f"RequestId: {request_id} Error: {reason}")
                 line = f"RequestId: {request_id} Error: {reason}" if over_memory else reason
-                last.append(f"{_timestamp()} {request_id} {line}")
+                now = datetime.now(UTC).isoformat(timespec="milliseconds").removesuffix("+00:00")
+                last.append(f"{now}Z {request_id} {line}")
         logs += [*self._logs.take(), *last]
         self._learn()
         duration = (time.monotonic() - start) * 1000
@@ -279,10 +272,10 @@ class Environment:
             error_type = _error_type(payload) or header_type
         elif not self._exited():
             error_type = "Sandbox.Timedout"
-            payload = _document(error_type, f"Init timed out after {INIT_TIMEOUT:.2f} seconds")
+            payload = document(error_type, f"Init timed out after {INIT_TIMEOUT:.2f} seconds")
         else:
             error_type = "Runtime.ExitError"
-            payload = _document(error_type, _EXITED)
+            payload = document(error_type, _EXITED)
         self.stop()
         return payload, error_type, f"error\tError Type: {error_type}"
 
@@ -333,11 +326,6 @@ def _function_server(spec: Spec, env: dict[str, str], path: list[str]) -> str:
     shared = {k: v for k, v in env.items() if k not in _PER_ENVIRONMENT}
     libraries = [p for p in path if p != str(spec.code_dir)]
     return json.dumps({"path": libraries, "env": shared}, sort_keys=True)
-
-
-def _document(error_type: str, message: str) -> bytes:
-    """An error document of Lambda's own (errorType first, as Lambda writes it)."""
-    return json.dumps({"errorType": error_type, "errorMessage": message}).encode()
 
 
 def _error_type(payload: bytes) -> str | None:

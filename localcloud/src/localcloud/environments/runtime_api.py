@@ -29,9 +29,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from socketserver import ThreadingMixIn
 from typing import Any
 
-__all__ = ["MAX_RESPONSE", "Invocation", "RuntimeApi"]
+__all__ = ["MAX_RESPONSE", "Invocation", "RuntimeApi", "document"]
 
 PREFIX = "/2018-06-01/runtime/"
 #: a synchronous invocation's response limit (6 MB), as the Runtime API enforces it
@@ -65,7 +66,7 @@ class RuntimeApi:
         #: the tenant whose environment this is (a tenant-isolated function's), else None
         self.tenant_id: str | None = None
         self.changed = threading.Event()  # set on each result, init error, or stop
-        self._server = HTTPServer(("127.0.0.1", 0), _Handler, bind_and_activate=True)
+        self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.api = self  # type: ignore[attr-defined]
         self._stopped = False
         self._thread = threading.Thread(target=self._accept, name="runtime-api", daemon=True)
@@ -80,23 +81,9 @@ class RuntimeApi:
         sock = self._server.socket
         while not self._stopped:
             try:
-                conn, addr = sock.accept()
+                self._server.process_request(*sock.accept())  # a thread per connection
             except OSError:
                 return
-            threading.Thread(
-                target=self._serve, args=(conn, addr), name="runtime-api-conn", daemon=True
-            ).start()
-
-    def _serve(self, conn: socket.socket, addr: Any) -> None:
-        # http.server writes the headers and the body apart: without TCP_NODELAY, Nagle and
-        # the client's delayed ACK hold each answer back 40 ms.
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            self._server.finish_request(conn, addr)
-        except (OSError, ValueError):
-            pass
-        finally:
-            self._server.shutdown_request(conn)
 
     def submit(self, invocation: Invocation) -> None:
         self._pending.put(invocation)
@@ -138,13 +125,24 @@ class RuntimeApi:
         self.changed.set()
 
 
-def _error(message: str, error_type: str) -> bytes:
-    return json.dumps({"errorMessage": message, "errorType": error_type}).encode()
+def document(error_type: str, message: str) -> bytes:
+    """An error document of Lambda's own (errorType first, as Lambda writes it)."""
+    return json.dumps({"errorType": error_type, "errorMessage": message}).encode()
+
+
+class _Server(ThreadingMixIn, HTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a runtime that went away (its environment was stopped)."""
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "LocalCloudRuntimeAPI"
+    # the headers and the body are written apart: with Nagle (and the client's delayed ACK)
+    # each answer would be held back 40 ms
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the environment's logs are its runtime's output only."""
@@ -162,26 +160,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            return self.rfile.read(length)
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks: list[bytes] = []
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            self.rfile.readline()
-            return b"".join(chunks)
-        return b""
-
     def do_GET(self) -> None:
         if self.path != PREFIX + "invocation/next":
-            self._reply(404, _error("Not found", "NotFound"))
+            self._reply(404, document("NotFound", "Not found"))
             return
         invocation = self.api.next()
         if invocation is None:
-            self._reply(500, _error("The environment is shutting down", "ContainerError"))
+            self._reply(500, document("ContainerError", "The environment is shutting down"))
             self.close_connection = True
             return
         headers = {
@@ -195,7 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(200, invocation.event, headers)
 
     def do_POST(self) -> None:
-        body = self._body()
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))  # never chunked
         path = self.path.removeprefix(PREFIX)
         error_type = self.headers.get("Lambda-Runtime-Function-Error-Type")
         parts = path.split("/")
@@ -203,15 +188,15 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "init/error":
             self.api.fail_init(body, error_type or "Unknown")
         elif len(parts) != 3 or parts[0] != "invocation" or parts[2] not in {"response", "error"}:
-            reply = 404, _error("Not found", "NotFound")
+            reply = 404, document("NotFound", "Not found")
         elif parts[2] == "response" and len(body) > MAX_RESPONSE:
             limit = f"maximum allowed payload size ({MAX_RESPONSE} bytes)."
             too_large = "Function.ResponseSizeTooLarge"
             message = f"Response payload size exceeded {limit}"
-            self.api.finish(parts[1], _error(message, too_large), too_large)
-            reply = 413, _error(f"Exceeded {limit}", "RequestEntityTooLarge")
+            self.api.finish(parts[1], document(too_large, message), too_large)
+            reply = 413, document("RequestEntityTooLarge", f"Exceeded {limit}")
         elif not self.api.finish(
             parts[1], body, (error_type or "Unhandled") if parts[2] == "error" else None
         ):
-            reply = 400, _error("Invalid request ID", "InvalidRequestID")
+            reply = 400, document("InvalidRequestID", "Invalid request ID")
         self._reply(*reply)
