@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["STAND_IN", "code_dir", "stand_in_zip", "unpacked"]
@@ -26,38 +26,33 @@ def stand_in_zip(path: Path) -> bytes:
     return buffer.getvalue()
 
 
-def unpacked(body: bytes) -> Path:
-    """The code directory of a zip: the local directory a stand-in names, else the zip
-    unpacked (ValueError for an entry outside it)."""
-    if zipfile.is_zipfile(io.BytesIO(body)):
-        with zipfile.ZipFile(io.BytesIO(body)) as archive:
-            if archive.namelist() == [STAND_IN]:
-                return code_dir(Path(archive.read(STAND_IN).decode()))
-    with tempfile.NamedTemporaryFile(suffix=".zip") as archive_file:
-        archive_file.write(body)
-        archive_file.flush()
-        return code_dir(Path(archive_file.name))
+def unpacked(body: bytes, name: str = "code") -> Path:
+    """The code directory of a body: a zip's (the local directory a stand-in names, else the
+    zip unpacked: ValueError for an entry outside it), or the one file ``name``."""
+    digest = hashlib.sha256(body)
+    if not zipfile.is_zipfile(io.BytesIO(body)):
+        digest.update(f"\n{name}".encode())
+        return _code_dir(digest.hexdigest(), lambda: {name: body})
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        if archive.namelist() == [STAND_IN]:
+            return code_dir(Path(archive.read(STAND_IN).decode()))
+        entries = [i for i in archive.infolist() if not i.is_dir()]
+        return _code_dir(digest.hexdigest(), lambda: {i.filename: archive.read(i) for i in entries})
 
 
 def code_dir(path: Path) -> Path:
     """What Lambda's /var/task holds for a CodeUri: a directory as it is; a .zip file (what
     ``sam package`` uploads) unpacked; another file alone, as ``sam package`` zips it."""
-    if path.is_dir():
-        return path
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            return _code_dir({i.filename: archive.read(i) for i in archive.infolist()
-                              if not i.is_dir()})  # fmt: skip
-    return _code_dir({path.name: path.read_bytes()})
+    return path if path.is_dir() else unpacked(path.read_bytes(), path.name)
 
 
-def _code_dir(files: dict[str, bytes]) -> Path:
-    """A directory of ``files``, one per content, so that a deploy finds the last one's."""
-    digest = hashlib.sha256(json.dumps(sorted((k, v.hex()) for k, v in files.items())).encode())
-    where = Path(tempfile.gettempdir()) / "localcloud-code" / digest.hexdigest()[:16]
+def _code_dir(digest: str, files: Callable[[], dict[str, bytes]]) -> Path:
+    """A directory of ``files`` (read only when it is not there yet), one per content (the
+    archive's ``digest``), so that a deploy finds the last one's."""
+    where = Path(tempfile.gettempdir()) / "localcloud-code" / digest[:16]
     if not where.is_dir():
         partial = where.with_name(f"{where.name}.{os.getpid()}")
-        for name, content in files.items():
+        for name, content in files().items():
             target = (partial / name).resolve()
             if not target.is_relative_to(partial.resolve()):
                 raise ValueError(f"code archive entry {name!r} is outside its directory")
