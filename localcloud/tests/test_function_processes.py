@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from localcloud.cloud import LocalCloud
 from localcloud.environments import RuntimeMissing, default_runtime_python, runtimes
 from localcloud.faults import named_error
+from localcloud.features import lambda_processes
 
 pytestmark = [pytest.mark.e2e]
 
@@ -447,6 +448,39 @@ def test_an_unbuilt_functions_requirements_are_installed_and_without_them_it_fai
     document = json.loads(reply["Payload"].read())
     assert document["errorType"] == "Runtime.ImportModuleError"
     assert "No module named 'jsonpointer'" in document["errorMessage"]
+
+
+def test_a_function_whose_packages_are_being_built_holds_up_no_other(
+    cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A function's first environment waits for its host build (uv installing its packages:
+    minutes, the first time); the other functions' invocations run meanwhile."""
+    building, release = threading.Event(), threading.Event()
+    build = lambda_processes.requirements_build
+
+    def slow_build(directory: Path, python: Path, **kwargs: Any) -> Path | None:
+        if directory.name == "needs":
+            building.set()
+            release.wait(60)
+        return build(directory, python, **kwargs)
+
+    monkeypatch.setattr(lambda_processes, "requirements_build", slow_build)
+    boto3.client("lambda").update_function_configuration(  # a new configuration: built again
+        FunctionName=cloud.functions["Needs"], Environment={"Variables": {"RUN": str(time.time())}}
+    )
+    outcome: dict[str, dict[str, object]] = {}
+    needs = threading.Thread(target=lambda: outcome.update(needs=call(cloud, "Needs")))
+    needs.start()
+    try:
+        assert building.wait(30)
+        reader = threading.Thread(target=lambda: outcome.update(reader=call(cloud, "Reader")))
+        reader.start()
+        reader.join(20)
+        assert outcome.get("reader", {}).get("queue") == "first", "held up by another's build"
+    finally:
+        release.set()
+        needs.join(60)
+    assert outcome["needs"]["resolved"] == 2
 
 
 def test_the_next_environments_start_with_the_libraries_imported_with_their_own_variables(

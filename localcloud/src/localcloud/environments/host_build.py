@@ -24,6 +24,7 @@ needs the package index or its cache.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -55,7 +56,7 @@ POWERTOOLS_LAYER = re.compile(
 )
 LOG = logging.getLogger(__name__)
 _LOCK = threading.Lock()
-_TAGS: dict[Path, str] = {}
+_BUILDING: dict[Path, threading.Lock] = {}
 
 
 class HostBuildError(subprocess.SubprocessError):
@@ -104,15 +105,13 @@ def _lines(path: Path) -> list[str]:
         return []
 
 
+@functools.cache
 def python_tag(python: Path) -> str:
     """``cp313`` for a Python 3.13 (asked once per Python)."""
-    with _LOCK:
-        if python not in _TAGS:
-            _TAGS[python] = subprocess.run(  # noqa: S603 - the runtime's Python
-                [str(python), "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"],
-                capture_output=True, text=True, check=True,
-            ).stdout.strip()  # fmt: skip
-        return _TAGS[python]
+    return subprocess.run(  # noqa: S603 - the runtime's Python
+        [str(python), "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
 
 
 def uv_command() -> str | None:
@@ -154,6 +153,8 @@ def _install(python: Path, requirements: list[str], *, deps: bool, why: str) -> 
     ).hexdigest()[:16]
     target = cache_dir("host-builds") / key
     with _LOCK:
+        building = _BUILDING.setdefault(target, threading.Lock())
+    with building:  # one build of each requirements set at a time, others beside it
         if not (target / ".complete").exists():
             LOG.warning("%s; installing %s for %s (%s) into %s", why, " ".join(requirements),
                         _machine(), python, target)  # fmt: skip

@@ -68,14 +68,10 @@ class RuntimeApi:
         self.changed = threading.Event()  # set on each result, init error, or stop
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.api = self  # type: ignore[attr-defined]
+        self.address = f"127.0.0.1:{self._server.server_address[1]}"  # AWS_LAMBDA_RUNTIME_API
         self._stopped = False
         self._thread = threading.Thread(target=self._accept, name="runtime-api", daemon=True)
         self._thread.start()
-
-    @property
-    def address(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"{host!s}:{port}"
 
     def _accept(self) -> None:
         sock = self._server.socket

@@ -11,6 +11,7 @@ warning names both: a function of ``python3.14`` runs on Python 3.13.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -28,7 +29,6 @@ __all__ = ["interpreter", "runtime_python"]
 LOG = logging.getLogger(__name__)
 _PYTHON = re.compile(r"python3\.(\d+)$")
 _LOCK = threading.Lock()
-_CHOSEN: dict[tuple[str, Path], tuple[Path, str | None]] = {}
 
 
 def runtime_python(runtime: str | None, default: Path | None = None) -> tuple[Path, str | None]:
@@ -38,11 +38,8 @@ def runtime_python(runtime: str | None, default: Path | None = None) -> tuple[Pa
     found = _PYTHON.match(runtime or "")
     if found is None or not base.exists():
         return base, None
-    with _LOCK:
-        key = (str(runtime), base)
-        if key not in _CHOSEN:
-            _CHOSEN[key] = _choose(str(runtime), int(found.group(1)), base)
-        return _CHOSEN[key]
+    with _LOCK:  # (a runtime environment made by one thread at a time)
+        return _choose(str(runtime), int(found.group(1)), base)
 
 
 def _minor(python: Path) -> int | None:
@@ -53,6 +50,7 @@ def _minor(python: Path) -> int | None:
     return int(tag[3:]) if tag.startswith("cp3") else None
 
 
+@functools.cache
 def _choose(runtime: str, wanted: int, base: Path) -> tuple[Path, str | None]:
     have = {minor: python for python in [base, *_made()] if (minor := _minor(python))}
     if wanted in have:

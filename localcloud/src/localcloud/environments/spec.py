@@ -18,7 +18,6 @@ __all__ = [
     "Spec",
     "TooManyRequests",
     "default_runtime_python",
-    "log_stream_name",
 ]
 
 #: the Lambda runtime the environments are: its Python and awslambdaric (pyproject.toml's
@@ -50,11 +49,6 @@ class RuntimeMissing(RuntimeError):
             "`make bootstrap` makes it (.venv-lambda), or set LOCALCLOUD_RUNTIME_PYTHON to a "
             "Python with awslambdaric and boto3 installed"
         )
-
-
-def log_stream_name(version: str) -> str:
-    """A new environment's log stream, as Lambda names it: ``2026/01/31/[$LATEST]<32 hex>``."""
-    return time.strftime("%Y/%m/%d/", time.gmtime()) + f"[{version}]" + secrets.token_hex(16)
 
 
 @dataclass(frozen=True)
@@ -95,6 +89,8 @@ class Spec:
         """Every variable an environment starts with: the reserved ones Lambda defines
         ("Defined runtime environment variables"), the credentials, the endpoint, and the
         function's own (which cannot override the reserved ones)."""
+        # a new environment's log stream, as Lambda names it: 2026/01/31/[$LATEST]<32 hex>
+        stream = time.strftime(f"%Y/%m/%d/[{self.version}]", time.gmtime()) + secrets.token_hex(16)
         reserved = {
             "_HANDLER": self.handler,
             "AWS_REGION": self.region,
@@ -105,7 +101,7 @@ class Spec:
             "AWS_LAMBDA_FUNCTION_VERSION": self.version,
             "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
             "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{self.function_name}",
-            "AWS_LAMBDA_LOG_STREAM_NAME": log_stream_name(self.version),
+            "AWS_LAMBDA_LOG_STREAM_NAME": stream,
             "AWS_LAMBDA_RUNTIME_API": api,
             "LAMBDA_TASK_ROOT": str(self.code_dir),
             "LAMBDA_RUNTIME_DIR": str(runtime_dir),

@@ -96,6 +96,7 @@ class Processes:
         self.logs = FunctionLogs()
         self._code: dict[str, Path] = {}  # CodeSha256 -> its directory
         self._lock = threading.Lock()
+        self._making: dict[tuple[Any, ...], threading.Lock] = {}  # one maker per configuration
 
     def code(self, fn: Any) -> Path | None:
         """What an invocation of ``fn`` (moto's model of a version) runs, its LAMBDA_TASK_ROOT:
@@ -119,6 +120,11 @@ class Processes:
                fn.timeout, fn.memory_size, fn.reserved_concurrency, fn.role,
                json.dumps(fn.layers, default=str), tenant)  # fmt: skip
         with self._lock:
+            pool = self._pools.get(key)
+            if pool is not None:
+                return pool
+            making = self._making.setdefault(key, threading.Lock())
+        with making:  # its layers and host builds (minutes, the first time): no other waits
             pool = self._pools.get(key)
             if pool is None:
                 credentials = self.runtime.authorizer.credentials.issue(fn.role, fn.function_name)
@@ -150,7 +156,9 @@ class Processes:
                     memory_mb=int(fn.memory_size or 128),
                     reserved_concurrency=fn.reserved_concurrency,
                 )
-                pool = self._pools[key] = EnvironmentPool(spec, tenant)
+                pool = EnvironmentPool(spec, tenant)
+                with self._lock:
+                    self._pools[key] = pool
             return pool
 
     def invoke(  # noqa: PLR0917 - lambda_runtime.py's invocation
