@@ -127,7 +127,7 @@ def document(error_type: str, message: str) -> bytes:
 
 
 class _Server(ThreadingMixIn, HTTPServer):
-    daemon_threads = True
+    daemon_threads, block_on_close = True, False  # stop joins no connection's thread
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Quiet: a runtime that went away (its environment was stopped)."""
