@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import shutil
 import tempfile
 import zipfile
@@ -51,16 +50,18 @@ def _code_dir(digest: str, files: Callable[[], dict[str, bytes]]) -> Path:
     archive's ``digest``), so that a deploy finds the last one's."""
     where = Path(tempfile.gettempdir()) / "localcloud-code" / digest[:16]
     if not where.is_dir():
-        partial = where.with_name(f"{where.name}.{os.getpid()}")
+        where.parent.mkdir(parents=True, exist_ok=True)
+        # a directory of this maker's own (threads of one process make the same code at once)
+        partial = Path(tempfile.mkdtemp(prefix=f"{where.name}.", dir=where.parent))
         for name, content in files().items():
             target = (partial / name).resolve()
             if not target.is_relative_to(partial.resolve()):
+                shutil.rmtree(partial)
                 raise ValueError(f"code archive entry {name!r} is outside its directory")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
-        partial.mkdir(parents=True, exist_ok=True)
         try:
             partial.rename(where)
-        except OSError:  # another process made it meanwhile
+        except OSError:  # another maker's is there
             shutil.rmtree(partial, ignore_errors=True)
     return where
