@@ -13,12 +13,25 @@ import pytest
 from localcloud import code
 
 
-def _zip(files: dict[str, bytes]) -> bytes:
+def _zip(files: dict[str, bytes], when: tuple[int, ...] = (2026, 1, 2, 3, 4, 6)) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, content in files.items():
-            archive.writestr(name, content)
+            archive.writestr(zipfile.ZipInfo(name, when), content)
     return buffer.getvalue()
+
+
+def test_the_same_files_zipped_again_find_their_directory_and_others_get_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sam build and sam package make a new zip of unchanged files (other times): its
+    directory is the one already unpacked; a changed file of the same size is another one."""
+    monkeypatch.setattr(code.tempfile, "tempdir", str(tmp_path))
+    first = code.unpacked(_zip({"app.py": b"A = 1\n"}))
+    again = code.unpacked(_zip({"app.py": b"A = 1\n"}, when=(2026, 11, 29, 8, 0, 0)))
+    changed = code.unpacked(_zip({"app.py": b"A = 2\n"}))
+    assert again == first != changed
+    assert (changed / "app.py").read_bytes() == b"A = 2\n"
 
 
 def test_threads_that_unpack_one_layer_at_once_each_get_it_whole(

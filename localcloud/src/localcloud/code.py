@@ -27,16 +27,18 @@ def stand_in_zip(path: Path) -> bytes:
 
 def unpacked(body: bytes, name: str = "code") -> Path:
     """The code directory of a body: a zip's (the local directory a stand-in names, else the
-    zip unpacked: ValueError for an entry outside it), or the one file ``name``."""
-    digest = hashlib.sha256(body)
+    zip unpacked, ValueError for an entry outside it; named by its entries' names, sizes and
+    CRC-32s: the same files zipped again find it), or the one file ``name``."""
     if not zipfile.is_zipfile(io.BytesIO(body)):
-        digest.update(f"\n{name}".encode())
-        return _code_dir(digest.hexdigest(), lambda: {name: body})
+        digest = hashlib.sha256(body + f"\n{name}".encode()).hexdigest()
+        return _code_dir(digest, lambda: {name: body})
     with zipfile.ZipFile(io.BytesIO(body)) as archive:
         if archive.namelist() == [STAND_IN]:
             return code_dir(Path(archive.read(STAND_IN).decode()))
         entries = [i for i in archive.infolist() if not i.is_dir()]
-        return _code_dir(digest.hexdigest(), lambda: {i.filename: archive.read(i) for i in entries})
+        files = sorted((i.filename, i.file_size, i.CRC) for i in entries)
+        digest = hashlib.sha256(repr(files).encode()).hexdigest()
+        return _code_dir(digest, lambda: {i.filename: archive.read(i) for i in entries})
 
 
 def code_dir(path: Path) -> Path:

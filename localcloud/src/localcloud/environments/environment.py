@@ -57,11 +57,7 @@ class _LogPipe:
         self._lock = threading.Lock()
         self._buffer = bytearray()
         self.closed = threading.Event()  # EOF: the process (and its children) ended
-        self._thread = threading.Thread(target=self._run, name="environment-logs", daemon=True)
-
-    def start(self) -> None:
-        os.close(self.write_fd)
-        self._thread.start()
+        self.thread = threading.Thread(target=self._run, name="environment-logs", daemon=True)
 
     def _read(self) -> None:
         while True:
@@ -157,7 +153,8 @@ class Environment:
             raise
         self.pid = self.process.pid
         self.api.memory = lambda: _max_memory_mb(self.pid)
-        self._logs.start()
+        os.close(self._logs.write_fd)  # the process has it
+        self._logs.thread.start()
         threading.Thread(target=self._watch_exit, name="environment-exit", daemon=True).start()
 
     def _watch_exit(self) -> None:
