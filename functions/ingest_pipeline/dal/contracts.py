@@ -62,15 +62,8 @@ class _Seen(Struct, frozen=True):
     registered: Registered
 
 
-class _LatestSeen(dict[tuple[str, str], _Seen]):
-    """The latest version each warm function saw, per (bucket, dataset); ``cache_clear`` as
-    functools caches have it (the local cloud clears caches at a cold start)."""
-
-    def cache_clear(self) -> None:
-        self.clear()
-
-
-_latest = _LatestSeen()
+#: the latest version this warm environment saw, per (bucket, dataset)
+_latest: dict[tuple[str, str], _Seen] = {}
 
 
 def _registered(dataset: str, answer: Any) -> Registered:
