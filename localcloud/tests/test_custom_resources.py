@@ -5,7 +5,7 @@ no response and a timeout fail the deploy with CloudFormation's reasons; UpdateS
 Update, DeleteStack and stopping the cloud send Delete.
 
 The published pattern dynamodb-eventbridge-scheduler (serverless-patterns, ``Custom::
-TestSchedule``) is deployed unchanged when its copy is at /tmp/sp.
+TestSchedule``) is deployed unchanged from its copy kept in published/serverless-patterns.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from localcloud.stack import StackDeployError
 
 pytestmark = [pytest.mark.e2e]
 
-PATTERN = Path("/tmp/sp/patterns/dynamodb-eventbridge-scheduler/template.yaml")
+PATTERN = (
+    Path(__file__).parent
+    / "published/serverless-patterns/dynamodb-eventbridge-scheduler/template.yaml"
+)
 
 # A provider that logs each request (one JSON line in ResourceProperties.Log) and answers with
 # cfnresponse as ResourceProperties.Answer says: SUCCESS (Data: Greeting), FAILED, or nothing.
@@ -309,7 +312,6 @@ Outputs:
         assert cloud.outputs == {"ByRequests": "requests", "ByUrllib": "by-urllib"}
 
 
-@pytest.mark.skipif(not PATTERN.exists(), reason=f"no copy of the pattern at {PATTERN}")
 def test_published_pattern_dynamodb_eventbridge_scheduler() -> None:
     """The pattern's Custom::TestSchedule puts the test schedule's item into the table while
     the stack is created (cfnresponse, inline code); the README's steps then read it."""
