@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import re
 import subprocess
 import sys
@@ -19,7 +20,14 @@ import pytest
 
 from ingest_pipeline.errors import ValueTypeError
 from ingest_pipeline.logic.contracts import Contract, parse_contract
-from ingest_pipeline.logic.parquet import CONTENT_TYPE, SUFFIX, write_parquet
+from ingest_pipeline.logic.parquet import (
+    CONTENT_TYPE,
+    SUFFIX,
+    _arrow_table,
+    _python_table,
+    arrow_schema,
+    write_parquet,
+)
 from ingest_pipeline.logic.transform import Summary, convert
 
 pytestmark = pytest.mark.unit
@@ -410,3 +418,165 @@ def test_the_layer_ships_the_pyarrow_the_tests_run_with() -> None:
     assert re.search(r"^PYARROW := \$\(shell sed .* requirements\.txt\)$", makefile, re.M)
     template = (ROOT / "template.yaml").read_text()
     assert f"Description: pyarrow {pin.removeprefix('pyarrow==')} " in template
+
+
+def _orders(count: int) -> bytes:
+    """``count`` varied orders as CSV (nulls, offsets, naive instants, scales)."""
+    rng = random.Random(40)  # noqa: S311 - reproducible test data
+    lines = ["order_id,amount,quantity,ordered_at,gift,day"]
+    for i in range(count):
+        at = f"20{rng.randrange(10, 40)}-{rng.randrange(1, 13):02}-{rng.randrange(1, 29):02}"
+        clock = f"{rng.randrange(24):02}:{rng.randrange(60):02}:{rng.randrange(60):02}"
+        fraction = rng.choice(["", ".5", ".123456"])
+        offset = rng.choice(["", "Z", "+02:00", "-05:30", "+0100"])
+        amount = rng.choice([f"{rng.randrange(-(10**6), 10**6) / 100}", "7", "1e2", "-0.1"])
+        lines.append(
+            f"o-{i},{amount},{rng.randrange(-5, 10**9)},{at}T{clock}{fraction}{offset},"
+            f"{rng.choice(['yes', 'no', ''])},{rng.choice([at, ''])}"
+        )
+    return "\n".join(lines).encode() + b"\n"
+
+
+ORDERS = parse_contract(
+    json.dumps(
+        {
+            "dataset": "orders",
+            "output": {"format": "parquet"},
+            "columns": [
+                {"name": "order_id", "type": "string"},
+                {"name": "amount", "type": "decimal", "scale": 2},
+                {"name": "quantity", "type": "integer"},
+                {"name": "ordered_at", "type": "datetime"},
+                {"name": "gift", "type": "boolean", "required": False},
+                {"name": "day", "type": "date", "required": False},
+            ],
+        }
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("c", "lines"),
+    [
+        (EVERY_TYPE, jsonl(ROWS) * 3),
+        (ORDERS, list(convert(io.BytesIO(_orders(3000)), ORDERS, Summary("orders")))),
+    ],
+    ids=["every-type", "converted-orders"],
+)
+def test_arrows_reader_gives_the_table_the_python_path_gives(
+    c: Contract, lines: list[bytes]
+) -> None:
+    """A batch is read by Arrow's JSON reader (the fast path), and its table is the one the
+    line-by-line path makes of it: values, nulls, instants converted to UTC, types."""
+    schema = arrow_schema(c)
+    fast = _arrow_table(lines, c, schema)
+    assert fast is not None, "Arrow's reader did not take the batch"
+    slow = _python_table(lines, 1, c, schema)
+    assert fast.schema == slow.schema == schema
+    assert fast.to_pylist() == slow.to_pylist()
+    assert fast.equals(slow)
+
+
+def _object(**values: Any) -> bytes:
+    """A line of ``values`` and ``n`` (1 unless given)."""
+    return json.dumps({"n": 1, **values}).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("column", "lines", "message"),
+    [
+        (  # 39 digits: Arrow's reader keeps them in a decimal128(38, 2)
+            {"name": "v", "type": "decimal", "scale": 2},
+            [_object(v="1" * 37)],
+            "row 1, column 'v': more than 38 digits at scale 2",
+        ),
+        (  # Arrow reads year 0; Python has none
+            {"name": "v", "type": "datetime"},
+            [_object(v="2026-01-01T00:00:00"), _object(v="0000-01-01T00:00:00")],
+            "row 2, column 'v': ",
+        ),
+        (  # after 9999-12-31 in UTC
+            {"name": "v", "type": "datetime"},
+            [_object(v="9999-12-31T23:59:59.999999-00:01")],
+            "row 1, column 'v': ",
+        ),
+        (  # Arrow reads a number as days since 1970
+            {"name": "v", "type": "date"},
+            [_object(v=20261127)],
+            "row 1, column 'v': not an ISO date string",
+        ),
+        (  # a missing key reads as null
+            {"name": "v", "type": "string", "required": False},
+            [_object(v="a"), b'{"n": 2}\n'],
+            "row 2, column 'v': missing",
+        ),
+        (
+            {"name": "v", "type": "string"},
+            [_object(v=None, n=1)],
+            "row 1, column 'v': null, but the column is required",
+        ),
+        (
+            {"name": "v", "type": "string"},
+            [b'{"v": "\xff", "n": 1}\n'],
+            "row 1: not a JSON object",
+        ),
+        (  # two objects on a line and none on the next: Arrow counts two rows
+            {"name": "v", "type": "string"},
+            [b'{"v": "a", "n": 1}{"v": "b", "n": 2}\n', b"\n"],
+            "row 1: not a JSON object",
+        ),
+        (  # two objects on a line: Arrow counts three rows
+            {"name": "v", "type": "string"},
+            [b'{"v": "a", "n": 1}{"v": "b", "n": 2}\n', _object(v="c")],
+            "row 1: not a JSON object",
+        ),
+    ],
+    ids=[
+        "decimal-39-digits",
+        "year-0",
+        "after-9999",
+        "date-number",
+        "missing",
+        "null",
+        "utf-8",
+        "two-on-a-line-none-on-the-next",
+        "two-on-a-line",
+    ],
+)
+def test_what_arrows_reader_takes_and_the_rules_refuse_is_refused_with_its_row(
+    column: dict[str, Any], lines: list[bytes], message: str
+) -> None:
+    c = contract(column, {"name": "n", "type": "integer", "required": False})
+    assert _arrow_table(lines, c, arrow_schema(c)) is None
+    with pytest.raises(ValueTypeError, match=re.escape(message)):
+        write_parquet(lines, c, io.BytesIO())
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "written"),
+    [
+        ({"name": "v", "type": "decimal", "scale": 0}, "1_000", Decimal(1000)),
+        ({"name": "v", "type": "datetime"}, "2026-11-27T10:00:00,5", "2026-11-27 10:00:00.500"),
+        ({"name": "v", "type": "datetime"}, "20261127T100000", "2026-11-27 10:00:00.000"),
+    ],
+)
+def test_what_arrows_reader_refuses_and_the_rules_take_is_written(
+    tmp_path: Path, column: dict[str, Any], value: str, written: Any
+) -> None:
+    c = contract(column, {"name": "n", "type": "integer"})
+    lines = [_object(v=value)]
+    assert _arrow_table(lines, c, arrow_schema(c)) is None
+    path = tmp_path / "taken.parquet"
+    with path.open("wb") as sink:
+        assert write_parquet(lines, c, sink) == 1
+    select = "strftime(v, '%Y-%m-%d %H:%M:%S.%g')" if column["type"] == "datetime" else "v"
+    got = query(f"select {select} from read_parquet(?)", path)[0][0]  # noqa: S608
+    assert got == written
+
+
+def test_a_bad_value_in_a_later_batch_is_refused_with_its_row_in_the_file() -> None:
+    c = contract({"name": "amount", "type": "decimal", "scale": 2})
+    lines = jsonl([{"amount": f"{i}.25"} for i in range(10)])
+    lines[6] = _object(amount="1.255")
+    with pytest.raises(ValueTypeError, match=re.escape("row 7, column 'amount': more than 2")):
+        write_parquet(lines, c, io.BytesIO(), row_group_rows=4)
