@@ -483,6 +483,52 @@ def test_a_function_whose_packages_are_being_built_holds_up_no_other(
     assert outcome["needs"]["resolved"] == 2
 
 
+def test_a_function_whose_zip_is_being_unpacked_holds_up_no_other(
+    cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A function's new code is unpacked at its first invocation (about a second for a large
+    zip); the other functions' invocations run meanwhile, and its own invocations unpack it
+    once."""
+    lam = boto3.client("lambda")
+    role = boto3.client("iam").create_role(RoleName="unpacking", AssumeRolePolicyDocument=TRUST)
+    code = "def handler(event, context):\n    return {'unpacked': True}\n"
+    lam.create_function(FunctionName="unpacking", Role=role["Role"]["Arn"], Runtime="python3.13",
+                        Handler="index.handler", Code={"ZipFile": _zip(code)})  # fmt: skip
+    call(cloud, "Reader")  # its code unpacked before
+    unpacking, release, calls = threading.Event(), threading.Event(), []
+    unpack = lambda_processes.unpacked
+
+    def slow_unpack(body: bytes, *args: Any) -> Path:
+        if b"'unpacked'" in body:  # this function's zip (stored, not compressed)
+            calls.append(1)
+            unpacking.set()
+            release.wait(60)
+        return unpack(body, *args)
+
+    monkeypatch.setattr(lambda_processes, "unpacked", slow_unpack)
+    answers: list[Any] = []
+
+    def invoke() -> None:
+        answers.append(json.loads(lam.invoke(FunctionName="unpacking")["Payload"].read()))
+
+    first, second = threading.Thread(target=invoke), threading.Thread(target=invoke)
+    first.start()
+    try:
+        assert unpacking.wait(30)
+        second.start()
+        reader: dict[str, object] = {}
+        waiting = threading.Thread(target=lambda: reader.update(call(cloud, "Reader")))
+        waiting.start()
+        waiting.join(20)
+        assert reader.get("queue") == "first", "held up by another function's unpacking"
+    finally:
+        release.set()
+        first.join(60)
+        second.join(60)
+    assert answers == [{"unpacked": True}] * 2
+    assert len(calls) == 1
+
+
 def test_the_next_environments_start_with_the_libraries_imported_with_their_own_variables(
     cloud: LocalCloud,
 ) -> None:

@@ -96,7 +96,8 @@ class Processes:
         self.logs = FunctionLogs()
         self._code: dict[str, Path] = {}  # CodeSha256 -> its directory
         self._lock = threading.Lock()
-        self._making: dict[tuple[Any, ...], threading.Lock] = {}  # one maker per configuration
+        # one maker per configuration (a pool) or CodeSha256 (its directory)
+        self._making: dict[tuple[Any, ...], threading.Lock] = {}
 
     def code(self, fn: Any) -> Path | None:
         """What an invocation of ``fn`` (moto's model of a version) runs, its LAMBDA_TASK_ROOT:
@@ -106,8 +107,11 @@ class Processes:
         if not body:
             return None
         with self._lock:
-            code = self._code.get(fn.code_sha_256)
-            if code is None:
+            if (code := self._code.get(fn.code_sha_256)) is not None:
+                return code
+            making = self._making.setdefault((fn.code_sha_256,), threading.Lock())
+        with making:  # unpacked once (a second at most for a large zip): no other waits
+            if (code := self._code.get(fn.code_sha_256)) is None:
                 try:
                     code = self._code[fn.code_sha_256] = unpacked(body)
                 except ValueError as exc:  # an entry outside the archive's directory
