@@ -487,15 +487,14 @@ def test_a_function_whose_zip_is_being_unpacked_holds_up_no_other(
     cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A function's new code is unpacked at its first invocation (about a second for a large
-    zip); the other functions' invocations run meanwhile, and its own invocations unpack it
-    once."""
+    zip); the other functions' invocations run meanwhile; its own unpack it once."""
     lam = boto3.client("lambda")
     role = boto3.client("iam").create_role(RoleName="unpacking", AssumeRolePolicyDocument=TRUST)
     code = "def handler(event, context):\n    return {'unpacked': True}\n"
     lam.create_function(FunctionName="unpacking", Role=role["Role"]["Arn"], Runtime="python3.13",
                         Handler="index.handler", Code={"ZipFile": _zip(code)})  # fmt: skip
     call(cloud, "Reader")  # its code unpacked before
-    unpacking, release, calls = threading.Event(), threading.Event(), []
+    unpacking, release, calls, answers = threading.Event(), threading.Event(), [], []
     unpack = lambda_processes.unpacked
 
     def slow_unpack(body: bytes, *args: Any) -> Path:
@@ -505,12 +504,10 @@ def test_a_function_whose_zip_is_being_unpacked_holds_up_no_other(
             release.wait(60)
         return unpack(body, *args)
 
-    monkeypatch.setattr(lambda_processes, "unpacked", slow_unpack)
-    answers: list[Any] = []
-
     def invoke() -> None:
         answers.append(json.loads(lam.invoke(FunctionName="unpacking")["Payload"].read()))
 
+    monkeypatch.setattr(lambda_processes, "unpacked", slow_unpack)
     first, second = threading.Thread(target=invoke), threading.Thread(target=invoke)
     first.start()
     try:
@@ -525,8 +522,7 @@ def test_a_function_whose_zip_is_being_unpacked_holds_up_no_other(
         release.set()
         first.join(60)
         second.join(60)
-    assert answers == [{"unpacked": True}] * 2
-    assert len(calls) == 1
+    assert (answers, len(calls)) == ([{"unpacked": True}] * 2, 1)
 
 
 def test_the_next_environments_start_with_the_libraries_imported_with_their_own_variables(

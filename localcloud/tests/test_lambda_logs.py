@@ -5,6 +5,7 @@ wherever the function runs (threads of the cloud, environment processes)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import uuid
@@ -138,3 +139,24 @@ def test_invokes_request_id_is_the_invocations(cloud: LocalCloud) -> None:
     tag, reply, answer = invoke("logs-talker")
     assert reply["ResponseMetadata"]["RequestId"] == answer["request"]
     assert events("/aws/lambda/logs-talker", tag)[0]["message"].split()[2] == answer["request"]
+
+
+def test_log_type_tail_answers_the_last_4_kb_of_the_invocations_log(cloud: LocalCloud) -> None:
+    """``aws lambda invoke --log-type Tail``: LogResult, the base64 of the last 4 KB of the
+    invocation's log (its own lines, START to REPORT); none without it."""
+    tag = uuid.uuid4().hex
+    lam = boto3.client("lambda")
+    reply = lam.invoke(FunctionName="logs-talker", Payload=json.dumps({"tag": tag}), LogType="Tail")
+    log = base64.b64decode(reply["LogResult"]).decode()
+    request_id = reply["ResponseMetadata"]["RequestId"]
+    assert log.startswith(f"START RequestId: {request_id} ")
+    assert f"hello from logs-talker {tag}\n" in log
+    assert re.search(rf"\nREPORT RequestId: {request_id}\tDuration: [^\n]*\n$", log)
+    long = lam.invoke(
+        FunctionName="logs-talker", Payload=json.dumps({"tag": "x" * 9000}), LogType="Tail"
+    )
+    tail = base64.b64decode(long["LogResult"])
+    assert len(tail) == 4096 and tail.endswith(b"\n") and b"REPORT RequestId" in tail
+    assert "LogResult" not in lam.invoke(
+        FunctionName="logs-talker", Payload=json.dumps({"tag": tag})
+    )

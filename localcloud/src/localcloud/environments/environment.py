@@ -30,6 +30,7 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+from localcloud.environments.extensions import Extensions, extension_files
 from localcloud.environments.host_build import cache_dir
 from localcloud.environments.launcher import LEARNED, Process, fork_server
 from localcloud.environments.runtime_api import Invocation, RuntimeApi, document
@@ -128,26 +129,21 @@ class Environment:
         key = hashlib.sha256(f"{python}\n{json.dumps(path)}".encode()).hexdigest()[:16]
         self._imports = _pruned(cache_dir("imports")) / f"{key}.json"
         self._report: Path | None = None  # where it reports its library imports, if first
+        self._function = ""  # its fork server's configuration (_launch)
+        files = extension_files(spec.layers)
+        #: its layers' extensions, started (and registered) before its runtime, as Lambda does
+        self.extensions = Extensions(files, env, path) if files else None
+        self.api.extensions = self.extensions
         try:
-            self._function = _function_server(spec, env, path)
-            learned = LEARNED.get(self._function)
-            if learned is None:  # the first environment reports what it imports
-                self._report = self._imports.with_name(f"{key}.{self.tmp.name}")
-                with contextlib.suppress(OSError, ValueError):
-                    learned = json.loads(self._imports.read_text(encoding="utf-8"))
-                    os.utime(self._imports)  # used: kept (_pruned)
-            origin = None if _own_sdk(path) else RUNTIME_SDK  # it has boto3 imported
-            if learned is None:
-                server = fork_server(python, origin or "")
-            else:
-                preload = {**json.loads(self._function), **learned}
-                server = fork_server(python, json.dumps(preload), origin)
-            self.process: Process = server.launch(
-                spec.handler, env, spec.code_dir, path, self._logs.write_fd, self._report
-            )
+            failed = self.extensions.begin(INIT_TIMEOUT) if self.extensions else None
+            if failed:  # no runtime is started
+                self.api.fail_init(document(*failed), failed[0])
+            self.process: Process = Process.never() if failed else self._launch(env, path, key)
         except BaseException:
             os.close(self._logs.write_fd)
             os.close(self._logs.read_fd)
+            if self.extensions is not None:
+                self.extensions.shutdown("failure")
             self.api.stop()
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
@@ -157,15 +153,45 @@ class Environment:
         self._logs.thread.start()
         threading.Thread(target=self._watch_exit, name="environment-exit", daemon=True).start()
 
+    def _launch(self, env: dict[str, str], path: list[str], key: str) -> Process:
+        """The runtime's process, forked from its configuration's fork server."""
+        spec, python = self.spec, Path(self.spec.runtime_python)
+        self._function = _function_server(spec, env, path)
+        learned = LEARNED.get(self._function)
+        if learned is None:  # the first environment reports what it imports
+            self._report = self._imports.with_name(f"{key}.{self.tmp.name}")
+            with contextlib.suppress(OSError, ValueError):
+                learned = json.loads(self._imports.read_text(encoding="utf-8"))
+                os.utime(self._imports)  # used: kept (_pruned)
+        origin = None if _own_sdk(path) else RUNTIME_SDK  # it has boto3 imported
+        if learned is None:
+            server = fork_server(python, origin or "")
+        else:
+            preload = {**json.loads(self._function), **learned}
+            server = fork_server(python, json.dumps(preload), origin)
+        return server.launch(
+            spec.handler, env, spec.code_dir, path, self._logs.write_fd, self._report
+        )
+
     def _watch_exit(self) -> None:
         self._logs.closed.wait()
         self.api.changed.set()
         self.api.initialized.set()
 
     def _wait_ready(self) -> float:
-        """The Init Duration (ms), once the init has ended (the runtime's first /next)."""
+        """The Init Duration (ms), once the init has ended (the runtime's first /next, and
+        every extension's)."""
+        until = time.monotonic() + INIT_TIMEOUT
         self.api.initialized.wait(INIT_TIMEOUT)
-        return ((self.api.init_done_at or time.monotonic()) - self._started) * 1000
+        extensions = self.extensions
+        if extensions is not None and self.api.init_error is None:
+            extensions.wait_idle(max(0.0, until - time.monotonic()))
+            if extensions.init_error is not None:  # an extension's init/error
+                self.api.fail_init(document(*extensions.init_error), extensions.init_error[0])
+        init_ms = ((self.api.init_done_at or time.monotonic()) - self._started) * 1000
+        if extensions is not None:
+            extensions.initialized(init_ms, self.api.init_error is None)
+        return init_ms
 
     def invoke(
         self, event: bytes, request_id: str | None = None, deadline_ms: int | None = None
@@ -187,7 +213,7 @@ class Environment:
         if self.api.init_error is not None or not self.api.initialized.is_set() or self._exited():
             payload, error_type, status = self._init_failure()
         else:
-            self.api.submit(invocation)
+            self._submit(invocation)
             over_memory = False  # past MemorySize: stopped, as Lambda's sandbox is
             while not invocation.done.is_set() and not self._exited():
                 left = deadline_ms / 1000 - time.time()
@@ -232,6 +258,11 @@ class Environment:
             + (f"\tInit Duration: {init_ms:.2f} ms" if init_ms is not None else "")
             + (f"\tStatus: {status}" if status else "")
         )
+        extension_logs = (  # (and the invocation's telemetry)
+            self.extensions.invoked(request_id, logs, error_type, status, len(payload), report)
+            if self.extensions is not None
+            else []
+        )
         return Result(
             payload=payload,
             function_error="Unhandled" if error_type else None,
@@ -239,6 +270,7 @@ class Environment:
             logs=[
                 f"START RequestId: {request_id} Version: {spec.version}",
                 *logs,
+                *extension_logs,
                 f"END RequestId: {request_id}",
                 report,
             ],
@@ -247,6 +279,14 @@ class Environment:
             pid=self.pid,
             log_stream=self.log_stream,
         )
+
+    def _submit(self, invocation: Invocation) -> None:
+        """The invocation to the runtime (and INVOKE to the extensions, once they wait)."""
+        if self.extensions is not None:
+            self.extensions.invoke(invocation.request_id, invocation.deadline_ms,
+                                   invocation.function_arn, invocation.trace_id,
+                                   self.spec.version)  # fmt: skip
+        self.api.submit(invocation)
 
     def _learn(self) -> None:
         """What the first environment of its configuration imported, for the next ones."""
@@ -281,6 +321,8 @@ class Environment:
         if self.dead:
             return
         self.dead = True
+        if self.extensions is not None:
+            self.extensions.shutdown()
         self.process.kill()
         self.api.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -31,6 +31,13 @@ class Process:
         except ProcessLookupError:  # it ended already
             self._pidfd = None
 
+    @classmethod
+    def never(cls) -> Process:
+        """No process: an environment whose init failed before its runtime was started."""
+        process = cls.__new__(cls)
+        process.pid, process._lock, process._pidfd = 0, threading.Lock(), None
+        return process
+
     def kill(self) -> None:
         with self._lock:
             pidfd, self._pidfd = self._pidfd, None

@@ -15,7 +15,9 @@ port of its own: the runtime interface client reaches it at ``AWS_LAMBDA_RUNTIME
   ``Lambda-Runtime-Function-Error-Type`` its type.
 * ``POST /2018-06-01/runtime/init/error``: 202; the environment failed to start.
 
-Anything else is 404. One invocation at a time, as a Lambda environment runs them.
+The Extensions API (``/2020-01-01/extension/``) and the Telemetry API (``/2022-07-01/telemetry``)
+are served at the same address for the environment's extensions (extensions.py). Anything else
+is 404. One invocation at a time, as a Lambda environment runs them.
 """
 
 from __future__ import annotations
@@ -26,15 +28,21 @@ import queue
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from socketserver import ThreadingMixIn
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from localcloud.environments.extensions import Extensions
 
 __all__ = ["MAX_RESPONSE", "Invocation", "RuntimeApi", "document"]
 
 PREFIX = "/2018-06-01/runtime/"
+EXTENSION = "/2020-01-01/extension/"
+TELEMETRY = "/2022-07-01/telemetry"
 #: a synchronous invocation's response limit (6 MB), as the Runtime API enforces it
 MAX_RESPONSE = 6 * 1024 * 1024 + 100  # "6291556 bytes", Lambda's own figure
 
@@ -65,6 +73,7 @@ class RuntimeApi:
         self.init_memory: int | None = None
         #: the tenant whose environment this is (a tenant-isolated function's), else None
         self.tenant_id: str | None = None
+        self.extensions: Extensions | None = None  # the environment's, when it has any
         self.changed = threading.Event()  # set on each result, init error, or stop
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.api = self  # type: ignore[attr-defined]
@@ -157,6 +166,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
+        extensions = self.api.extensions
+        if self.path == EXTENSION + "event/next" and extensions is not None:
+            identifier = self.headers.get("Lambda-Extension-Identifier", "")
+            event = extensions.next(identifier)
+            if event is None:
+                self._reply(403, document("Extension.Forbidden", "unknown extension"))
+            else:
+                headers = {"Lambda-Extension-Event-Identifier": str(uuid.uuid4())}
+                self._reply(200, json.dumps(event).encode(), headers)
+            return
         if self.path != PREFIX + "invocation/next":
             self._reply(404, document("NotFound", "Not found"))
             return
@@ -175,8 +194,51 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Lambda-Runtime-Aws-Tenant-Id"] = self.api.tenant_id
         self._reply(200, invocation.event, headers)
 
+    def do_PUT(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        extensions = self.api.extensions
+        if self.path.rstrip("/") != TELEMETRY or extensions is None:
+            self._reply(404, document("NotFound", "Not found"))
+            return
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        identifier = self.headers.get("Lambda-Extension-Identifier", "")
+        self._reply(*extensions.subscribe(identifier, request))
+
+    def _extension(self, body: bytes) -> None:
+        """An Extensions API call: register, init/error, exit/error."""
+        extensions, path = self.api.extensions, self.path.removeprefix(EXTENSION)
+        identifier = self.headers.get("Lambda-Extension-Identifier", "")
+        if extensions is None:
+            self._reply(404, document("NotFound", "Not found"))
+        elif path == "register":
+            try:
+                events = list(json.loads(body or b"{}").get("events") or [])
+            except (ValueError, AttributeError, TypeError):
+                events = ["?"]
+            status, answer, identifier = extensions.register(
+                self.headers.get("Lambda-Extension-Name", ""),
+                events,
+                self.headers.get("Lambda-Extension-Accept-Feature", ""),
+            )
+            headers = {"Lambda-Extension-Identifier": identifier} if identifier else {}
+            self._reply(status, json.dumps(answer).encode(), headers)
+        elif path in {"init/error", "exit/error"} and extensions.error(
+            identifier,
+            path.split("/")[0],
+            self.headers.get("Lambda-Extension-Function-Error-Type", ""),
+        ):
+            self._reply(202, b'{"status":"OK"}')
+        else:
+            self._reply(403, document("Extension.Forbidden", "unknown extension"))
+
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))  # never chunked
+        if self.path.startswith(EXTENSION):
+            self._extension(body)
+            return
         path = self.path.removeprefix(PREFIX)
         error_type = self.headers.get("Lambda-Runtime-Function-Error-Type")
         parts = path.split("/")

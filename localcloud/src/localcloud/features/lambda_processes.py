@@ -22,6 +22,7 @@ to the function's log group, a stream per environment (features/lambda_logs.py).
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
@@ -61,9 +62,9 @@ def _layers(fn: Any, python: Path) -> list[Path]:
             found.append(powertools_layer(python))
             continue
         body = getattr(backend.layers_versions_by_arn(layer["Arn"]), "code_bytes", b"")
-        if body:
+        if body:  # an unbuilt layer's requirements (a layer of their own), then its files
             content = unpacked(body)
-            found.append(requirements_build(content, python, layer=True) or content)
+            found += [*filter(None, [requirements_build(content, python, layer=True)]), content]
     return found
 
 
@@ -188,6 +189,9 @@ class Processes:
             sys.stdout.write(f"{line}\n")
         self.logs.write(fn, result.log_stream, result.logs)  # its log group, the environment's
         rec["outcome"] = result.error_type or "ok"
+        # LogType Tail: the last 4 KB of the invocation's log (dropped otherwise: fixes/)
+        tail = "".join(f"{line}\n" for line in result.logs).encode()[-4096:]
+        response_headers["x-amz-log-result"] = base64.b64encode(tail).decode()
         if result.function_error:
             response_headers["x-amz-function-error"] = result.function_error
         return bytes(result.payload)

@@ -1,0 +1,377 @@
+"""An environment's external extensions (each layer's ``extensions/``, Lambda's /opt/extensions)
+and the APIs they call on its Runtime API address: the Extensions API (2020-01-01) and the
+Telemetry API (2022-07-01).
+
+* Lambda starts each executable of /opt/extensions (a later layer's file of the same name
+  wins), waits for every one to register, then starts the runtime; the init ends once the
+  runtime and every extension wait for their next event. A file that cannot be executed
+  fails the init with ``Extension.LaunchError`` (``fork/exec ...: permission denied``, as a
+  zip without the file's execute bit gives on Lambda); one that exits before registering,
+  with ``Extension.Crash``.
+* ``POST /2020-01-01/extension/register`` (``Lambda-Extension-Name``, the file's name; body
+  ``{"events": ["INVOKE", "SHUTDOWN"]}``): 200 with ``Lambda-Extension-Identifier``.
+* ``GET /2020-01-01/extension/event/next``: waits for the next INVOKE (each invocation, sent
+  as the runtime gets it) or SHUTDOWN (the environment ends: its extensions get 2 s to exit,
+  then they are killed). An invocation waits for every extension to be waiting again.
+* ``POST /2020-01-01/extension/{init,exit}/error``: 202; an init error fails the init.
+* ``PUT /2022-07-01/telemetry``: subscribes the extension's HTTP destination to ``platform``,
+  ``function`` and ``extension`` events, posted as JSON arrays as its ``buffering`` says
+  (the init's events first, when it subscribes during the init).
+
+Lambda's sandbox names itself ``sandbox`` (``sandbox.localdomain``): an extension listens on
+``sandbox:<port>`` and subscribes that address. Here each environment has a loopback address
+of its own (127.77.x.y on Linux, where all of 127/8 is the machine's: no two environments'
+fixed ports meet), which the telemetry is posted to and which ``sandbox`` means to the
+extension's Python (``sandbox/sitecustomize.py``, on its PYTHONPATH; an extension in another
+language gets no such name).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import itertools
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["Extensions", "extension_files"]
+
+#: how long the extensions have to exit after SHUTDOWN (Lambda: 2,000 ms with external ones)
+SHUTDOWN_SECONDS = 2.0
+_SITE = Path(__file__).with_name("sandbox")
+_SANDBOX_NAMES = frozenset({"sandbox", "sandbox.localdomain"})
+_addresses = itertools.count(1)
+
+
+def extension_files(layers: Sequence[Path]) -> list[Path]:
+    """The files of /opt/extensions: each layer's ``extensions/``, a later one's winning."""
+    files: dict[str, Path] = {}
+    for layer in layers:
+        with contextlib.suppress(OSError):
+            files.update((f.name, f) for f in (layer / "extensions").iterdir() if f.is_file())
+    return [files[name] for name in sorted(files)]
+
+
+def _sandbox_address() -> str:
+    if not sys.platform.startswith("linux"):
+        return "127.0.0.1"  # other systems answer on 127.0.0.1 alone
+    n = next(_addresses) % 64516
+    return f"127.77.{n // 254 + 1}.{n % 254 + 1}"
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class _Extension:
+    name: str
+    process: subprocess.Popen[bytes]
+    id: str = ""
+    events: list[str] = field(default_factory=list)
+    inbox: queue.Queue[dict[str, Any]] = field(default_factory=queue.Queue)
+    waiting: bool = False  # in /next with nothing to hand out
+
+
+class _Subscription(threading.Thread):
+    """Posts the events of its types to an extension's destination, in batches."""
+
+    def __init__(self, destination: str, address: str, types: list[str], buffering: Any) -> None:
+        super().__init__(name="telemetry", daemon=True)
+        url = urlsplit(destination)
+        host = address if url.hostname in _SANDBOX_NAMES else (url.hostname or "")
+        self.where = (host, url.port or 80, url.path or "/")
+        self.types = set(types)
+        self.max_items = int(buffering.get("maxItems", 10000))
+        self.timeout = int(buffering.get("timeoutMs", 1000)) / 1000
+        self.events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+    def run(self) -> None:
+        batch: list[dict[str, Any]] = []
+        ending = False
+        while not ending:
+            until = time.monotonic() + self.timeout
+            while len(batch) < self.max_items and (left := until - time.monotonic()) > 0:
+                try:
+                    event = self.events.get(timeout=left)
+                except queue.Empty:
+                    break
+                if event is None:
+                    ending = True
+                    break
+                batch.append(event)
+            if batch:
+                self._post(json.dumps(batch).encode())
+                batch = []
+
+    def _post(self, body: bytes) -> None:
+        host, port, path = self.where
+        with contextlib.suppress(OSError, http.client.HTTPException):  # dropped, as Lambda does
+            connection = http.client.HTTPConnection(host, port, timeout=5)
+            connection.request("POST", path, body, {"Content-Type": "application/json"})
+            connection.getresponse().read()
+            connection.close()
+
+
+class Extensions:
+    """The extensions of one environment (``files``), started with ``env`` and their output
+    on ``log_fd``-less pipes of their own (``take_logs``)."""
+
+    def __init__(self, files: Sequence[Path], env: Mapping[str, str], path: Sequence[str]) -> None:
+        self.address = _sandbox_address()
+        self.function = {
+            "functionName": env.get("AWS_LAMBDA_FUNCTION_NAME", ""),
+            "functionVersion": env.get("AWS_LAMBDA_FUNCTION_VERSION", ""),
+            "handler": env.get("_HANDLER", ""),
+        }
+        self.changed = threading.Condition()
+        self.all: list[_Extension] = []
+        self.init_error: tuple[str, str] | None = None  # (errorType, message)
+        self.initializing = True
+        self._history: list[dict[str, Any]] = []  # the init's events, for a late subscriber
+        self._subscriptions: list[_Subscription] = []
+        self._lines: list[str] = []
+        variables = {
+            **env,
+            "PYTHONPATH": os.pathsep.join([str(_SITE), *path, env.get("PYTHONPATH", "")]),
+            "LOCALCLOUD_SANDBOX_ADDRESS": self.address,
+        }
+        read_fd, write_fd = os.pipe()
+        try:
+            for file in files:
+                try:
+                    process = subprocess.Popen(  # noqa: S603 - the layer's extension, as Lambda
+                        [str(file)], env=variables, cwd=env.get("LAMBDA_TASK_ROOT"),
+                        stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
+                        start_new_session=True,
+                    )  # fmt: skip
+                except OSError as exc:
+                    reason = exc.strerror.lower() if exc.strerror else type(exc).__name__
+                    kind = (
+                        "PermissionDenied" if isinstance(exc, PermissionError) else "UnknownError"
+                    )
+                    self._lines.append(
+                        f"EXTENSION\tName: {file.name}\tState: LaunchError\tEvents: []\t"
+                        f"Error Type: {kind}"
+                    )
+                    self.init_error = (
+                        "Extension.LaunchError",
+                        f"Error: fork/exec /opt/extensions/{file.name}: {reason}",
+                    )
+                    break
+                self.all.append(_Extension(file.name, process))
+        finally:
+            os.close(write_fd)
+        threading.Thread(
+            target=self._read, args=(read_fd,), name="extension-logs", daemon=True
+        ).start()
+
+    # -- the environment's calls ----------------------------------------------------------
+
+    def begin(self, timeout: float) -> tuple[str, str] | None:
+        """The init's start: until every extension has registered; its error, if any."""
+        self.emit("platform.initStart", {"initializationType": "on-demand", "phase": "init",
+                                         **self.function})  # fmt: skip
+        self.wait_registered(timeout)
+        return self.init_error
+
+    def initialized(self, init_ms: float, ok: bool) -> None:
+        init = {"initializationType": "on-demand", "phase": "init"}
+        init["status"] = "success" if ok else "error"
+        self.emit("platform.initRuntimeDone", init)
+        self.emit("platform.initReport", {**init, "metrics": {"durationMs": init_ms}})
+        self.initializing = False
+
+    def invoke(self, request_id: str, deadline_ms: int, arn: str, trace: str, version: str) -> None:
+        """Once every extension waits for its next event: INVOKE to those registered for it."""
+        self.wait_idle(max(0.0, deadline_ms / 1000 - time.time()))
+        self.emit("platform.start", {"requestId": request_id, "version": version})
+        self.dispatch("INVOKE", {
+            "deadlineMs": deadline_ms, "requestId": request_id, "invokedFunctionArn": arn,
+            "tracing": {"type": "X-Amzn-Trace-Id", "value": trace},
+        })  # fmt: skip
+
+    def invoked(  # noqa: PLR0917 - an invocation's outcome
+        self, request_id: str, lines: list[str], error_type: str | None, status: str,
+        produced: int, report: str,
+    ) -> list[str]:  # fmt: skip
+        """An invocation's telemetry: the function's lines, platform.runtimeDone and .report
+        (``status`` and ``report``: Lambda's REPORT line's); the extensions' output since
+        the last invocation, for the function's log."""
+        for line in lines:
+            self.emit("function", line)
+        fields = dict(part.split(": ", 1) for part in report.split("\t")[1:] if ": " in part)
+        metrics: dict[str, float] = {
+            "durationMs": float(fields["Duration"].split()[0]),
+            "billedDurationMs": int(fields["Billed Duration"].split()[0]),
+            "memorySizeMB": int(fields["Memory Size"].split()[0]),
+            "maxMemoryUsedMB": int(fields["Max Memory Used"].split()[0]),
+        }
+        if "Init Duration" in fields:
+            metrics["initDurationMs"] = float(fields["Init Duration"].split()[0])
+        done: dict[str, Any] = {"requestId": request_id, "status": "success"}
+        if error_type:
+            done |= {"status": status.partition("\t")[0] or "failure", "errorType": error_type}
+        runtime = {"durationMs": metrics["durationMs"], "producedBytes": produced}
+        self.emit("platform.runtimeDone", {**done, "metrics": runtime})
+        self.emit("platform.report", {**done, "metrics": metrics})
+        return self.take_logs()
+
+    def wait_registered(self, timeout: float) -> None:
+        """Until every extension has registered (an init error for one that exited first)."""
+        until = time.monotonic() + timeout
+        with self.changed:
+            while self.init_error is None and (left := until - time.monotonic()) > 0:
+                crashed = [e for e in self.all if not e.id and e.process.poll() is not None]
+                if crashed:
+                    code = crashed[0].process.returncode
+                    self.init_error = ("Extension.Crash", f"Error: exit status {code}")
+                elif all(e.id for e in self.all):
+                    return
+                self.changed.wait(min(left, 0.05))
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Until every registered extension waits for its next event (the init's end, and
+        each invocation's)."""
+        with self.changed:
+            return self.changed.wait_for(
+                lambda: all(e.waiting or e.process.poll() is not None for e in self.all if e.id),
+                timeout,
+            )
+
+    def dispatch(self, kind: str, event: dict[str, Any]) -> list[_Extension]:
+        """Hand ``event`` (INVOKE or SHUTDOWN) to the extensions registered for it."""
+        with self.changed:
+            targets = [e for e in self.all if kind in e.events]
+            for extension in targets:
+                extension.waiting = False
+                extension.inbox.put({"eventType": kind, **event})
+        return targets
+
+    def emit(self, kind: str, record: Any, at: str | None = None) -> None:
+        """A telemetry event (``platform.*``, ``function``, ``extension``) to its subscribers."""
+        event = {"time": at or now(), "type": kind, "record": record}
+        category = kind.partition(".")[0]
+        with self.changed:
+            if self.initializing:
+                self._history.append(event)
+            for subscription in self._subscriptions:
+                if category in subscription.types:
+                    subscription.events.put(event)
+
+    def take_logs(self) -> list[str]:
+        with self.changed:
+            lines, self._lines = self._lines, []
+        return lines
+
+    def shutdown(self, reason: str = "spindown") -> None:
+        """SHUTDOWN to the extensions registered for it; each is killed after 2 s at most."""
+        deadline = time.time() + SHUTDOWN_SECONDS
+        told = self.dispatch(
+            "SHUTDOWN", {"shutdownReason": reason, "deadlineMs": int(deadline * 1000)}
+        )
+        for extension in self.all:
+            if extension in told:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    extension.process.wait(max(0.0, deadline - time.time()))
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(extension.process.pid, 9)
+            extension.process.wait()
+        for subscription in self._subscriptions:
+            subscription.events.put(None)
+        with self.changed:
+            self.changed.notify_all()
+
+    # -- the extensions' calls (runtime_api.py) -------------------------------------------
+
+    def register(
+        self, name: str, events: list[str], features: str
+    ) -> tuple[int, dict[str, Any], str]:
+        with self.changed:
+            extension = next((e for e in self.all if e.name == name and not e.id), None)
+            if extension is None or not self.initializing:
+                return 403, _error("Extension.Forbidden", f"{name!r} cannot register"), ""
+            unknown = set(events) - {"INVOKE", "SHUTDOWN"}
+            if unknown:
+                return 400, _error("InvalidEventType", f"unknown events {sorted(unknown)}"), ""
+            extension.id, extension.events = str(uuid.uuid4()), list(events)
+            self._lines.append(
+                f"EXTENSION\tName: {name}\tState: Ready\tEvents: [{','.join(events)}]"
+            )
+            self.changed.notify_all()
+        body = dict(self.function)
+        if "accountId" in features:
+            body["accountId"] = os.environ.get("LOCALCLOUD_ACCOUNT_ID", "123456789012")
+        return 200, body, extension.id
+
+    def next(self, extension_id: str) -> dict[str, Any] | None:
+        extension = self._of(extension_id)
+        if extension is None:
+            return None
+        with self.changed:
+            extension.waiting = extension.inbox.empty()
+            self.changed.notify_all()
+        event = extension.inbox.get()
+        with self.changed:
+            extension.waiting = False
+        return event
+
+    def error(self, extension_id: str, phase: str, error_type: str) -> bool:
+        extension = self._of(extension_id)
+        if extension is not None and phase == "init":
+            with self.changed:
+                self.init_error = (f"Extension.{error_type or 'Unknown'}", f"Error: {error_type}")
+                self.changed.notify_all()
+        return extension is not None
+
+    def subscribe(self, extension_id: str, request: Any) -> tuple[int, bytes]:
+        extension = self._of(extension_id)
+        destination = request.get("destination") if isinstance(request, dict) else None
+        types = request.get("types") if isinstance(request, dict) else None
+        if extension is None:
+            return 403, json.dumps(_error("Extension.Forbidden", "unknown extension")).encode()
+        if not isinstance(destination, dict) or not isinstance(types, list) or not set(types) <= {
+            "platform", "function", "extension"
+        } or destination.get("protocol") != "HTTP":  # fmt: skip
+            message = "destination (protocol HTTP, URI) and types (platform, function, extension)"
+            return 400, json.dumps(_error("ValidationError", message)).encode()
+        subscription = _Subscription(
+            str(destination.get("URI", "")), self.address, types, request.get("buffering") or {}
+        )
+        subscription.start()
+        with self.changed:
+            self._subscriptions.append(subscription)
+            backlog = list(self._history)
+        for event in backlog:
+            if event["type"].partition(".")[0] in subscription.types:
+                subscription.events.put(event)
+        record = {"name": extension.name, "state": "Subscribed", "types": types}
+        self.emit("platform.telemetrySubscription", record)
+        return 200, b"OK"
+
+    def _of(self, extension_id: str) -> _Extension | None:
+        return next((e for e in self.all if extension_id and e.id == extension_id), None)
+
+    def _read(self, fd: int) -> None:
+        with os.fdopen(fd, "rb") as output:
+            for raw in output:
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                with self.changed:
+                    self._lines.append(line)
+                self.emit("extension", line)
+
+
+def _error(error_type: str, message: str) -> dict[str, str]:
+    return {"errorType": error_type, "errorMessage": message}
