@@ -54,7 +54,8 @@ def call(method, path, body=None, **headers):
 server = HTTPServer(("sandbox", 8080), Telemetry)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 headers, body = call("POST", "/2020-01-01/extension/register", {"events": ["INVOKE", "SHUTDOWN"]},
-                     **{"Lambda-Extension-Name": "recorder"})
+                     **{"Lambda-Extension-Name": "recorder",
+                        "Lambda-Extension-Accept-Feature": "accountId"})
 me = headers["Lambda-Extension-Identifier"]
 record(registered=body, address=server.server_address[0])
 call("PUT", "/2022-07-01/telemetry", {
@@ -169,6 +170,7 @@ def test_an_extension_is_told_of_each_invocation_and_gets_its_telemetry(
         "functionName": "extensions-recorded",
         "functionVersion": "$LATEST",
         "handler": "index.handler",
+        "accountId": "123456789012",
     }
     invokes = [e["event"] for e in seen if e.get("event", {}).get("eventType") == "INVOKE"]
     assert [e["requestId"] for e in invokes] == requests  # before each invocation, in order

@@ -132,7 +132,7 @@ class Environment:
         self._function = ""  # its fork server's configuration (_launch)
         files = extension_files(spec.layers)
         #: its layers' extensions, started (and registered) before its runtime, as Lambda does
-        self.extensions = Extensions(files, env, path) if files else None
+        self.extensions = Extensions(files, env, path, spec.account) if files else None
         self.api.extensions = self.extensions
         try:
             failed = self.extensions.begin(INIT_TIMEOUT) if self.extensions else None

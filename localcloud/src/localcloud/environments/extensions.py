@@ -126,11 +126,14 @@ class _Subscription(threading.Thread):
 
 
 class Extensions:
-    """The extensions of one environment (``files``), started with ``env`` and their output
-    on ``log_fd``-less pipes of their own (``take_logs``)."""
+    """The extensions of one environment (``files``), started with its variables (``env``)
+    and its Python path (``path``, after the sandbox's names); their output is read from a
+    pipe of their own (``take_logs``)."""
 
-    def __init__(self, files: Sequence[Path], env: Mapping[str, str], path: Sequence[str]) -> None:
-        self.address = _sandbox_address()
+    def __init__(
+        self, files: Sequence[Path], env: Mapping[str, str], path: Sequence[str], account: str
+    ) -> None:
+        self.address, self.account = _sandbox_address(), account
         self.function = {
             "functionName": env.get("AWS_LAMBDA_FUNCTION_NAME", ""),
             "functionVersion": env.get("AWS_LAMBDA_FUNCTION_VERSION", ""),
@@ -313,7 +316,7 @@ class Extensions:
             self.changed.notify_all()
         body = dict(self.function)
         if "accountId" in features:
-            body["accountId"] = os.environ.get("LOCALCLOUD_ACCOUNT_ID", "123456789012")
+            body["accountId"] = self.account
         return 200, body, extension.id
 
     def next(self, extension_id: str) -> dict[str, Any] | None:
