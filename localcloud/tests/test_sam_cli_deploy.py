@@ -188,6 +188,12 @@ def test_sam_deploy_and_delete_against_the_served_cloud(cloud: LocalCloud, tmp_p
     assert "Successfully created/updated stack - samapp" in done.stdout
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack_of("samapp")["Outputs"]}  # type: ignore[attr-defined]
     assert call(outputs["HelloName"]) == {"hello": "Ada", "stage": "staging", "v": 7}
+    # sam remote invoke: the response, and the log tail it asks for (LogType Tail)
+    remote = sam("remote", "invoke", "--stack-name", "samapp", "Hello", "--event", '{"name": "Bo"}')
+    assert remote.returncode == 0, remote.stdout + remote.stderr
+    assert '{"hello": "Bo", "stage": "staging", "v": 7}' in remote.stdout
+    assert "START RequestId: " in remote.stdout + remote.stderr
+    assert "REPORT RequestId: " in remote.stdout + remote.stderr
 
     again = sam(*deploy)  # nothing changed: SAM's own message, exit status 1
     assert again.returncode == 1 and "No changes to deploy" in again.stdout + again.stderr
