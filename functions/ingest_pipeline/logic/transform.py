@@ -286,26 +286,25 @@ def _convert_csv(
     Without a header line (``header=False``) the columns are the contract's, by position,
     and a file without a record is empty."""
     csv.field_size_limit(max_line_bytes)
-    ends: _RecordEnds | None = None
+    ends = [0]  # the line the last record ended on: between records when it is the reader's
     source_lines = _LineSource(
         source,
         summary,
         max_line_bytes,
         stop_at=stop_at,
-        at_record_end=lambda: ends is not None and ends.at_record_end(),
+        at_record_end=lambda: ends[0] == reader.line_num,
     )
     reader: Any = csv.reader(source_lines.lines, strict=True, delimiter=delimiter, quotechar=quote)
-    if stop_at is not None:
-        reader = ends = _RecordEnds(reader)
     try:
         columns = _read_header(reader, contract) if header else contract.header
     except csv.Error as exc:
         raise _csv_error(exc, reader.line_num, max_line_bytes) from exc
+    ends[0] = reader.line_num
     rows = _Rows(row_format(contract), len(columns))
     digest = summary._digest.update
     while True:
         start = reader.line_num
-        batch, error = _read_batch(reader, source_lines, max_line_bytes)
+        batch, error = _read_batch(reader, source_lines, max_line_bytes, ends)
         text, stop = rows.convert(batch, start, reader.line_num)
         if text:
             out = text.encode()
@@ -372,46 +371,19 @@ def _no_records(lines: int) -> EmptyFileError:
     return EmptyFileError("the file has no records (only blank lines)", line=lines)
 
 
-class _RecordEnds:
-    """A csv reader that remembers the line its last record ended on, so the line source
-    can tell whether the reader is between records (``at_record_end``)."""
-
-    def __init__(self, reader: Any) -> None:
-        self._reader = reader
-        self._records = self._track()
-        self.last_end = 0
-
-    def _track(self) -> Iterator[list[str]]:
-        reader = self._reader
-        for record in reader:
-            self.last_end = reader.line_num
-            yield record
-
-    def __iter__(self) -> Iterator[list[str]]:
-        return self._records
-
-    def __next__(self) -> list[str]:
-        return next(self._records)
-
-    @property
-    def line_num(self) -> int:
-        return int(self._reader.line_num)
-
-    def at_record_end(self) -> bool:
-        return self.last_end == self.line_num
-
-
 def _read_batch(
-    reader: Any, source_lines: _LineSource, limit: int
+    reader: Any, source_lines: _LineSource, limit: int, ends: list[int]
 ) -> tuple[list[list[str]], DataError | None]:
     """The next records (at most ``BATCH_RECORDS``, from at most two blocks of the source:
-    memory stays bounded), and the error that stopped reading them, if any."""
+    memory stays bounded), and the error that stopped reading them, if any; ``ends[0]``:
+    the line the last one ended on."""
     batch: list[list[str]] = []
     append = batch.append
     blocks = source_lines.blocks
     try:
         for record in islice(reader, BATCH_RECORDS):
             append(record)
+            ends[0] = reader.line_num
             if source_lines.blocks != blocks:
                 break
     except DataError as exc:
