@@ -53,6 +53,50 @@ def sqs_lambda_tenant_isolation_sam_py(cloud: LocalCloud, pattern: Pattern) -> N
     assert all(r["outcome"] == "ok" for r in runs), runs
 
 
+def fifo_sqs_redrive(cloud: LocalCloud, pattern: Pattern) -> None:
+    """Testing, step 1: a JSON message to MyOriginalQueue.fifo (``--message-group-id
+    group1``). Steps 2-3: MyOriginalQueueFunction raises, so after its one receive
+    (maxReceiveCount 1) the message is in MyDeadLetterQueue.fifo and the function's log
+    shows the failure. Step 4: ``aws sqs start-message-move-task`` from the DLQ to
+    MyReProcessQueue.fifo. Steps 5-6: ReProcessQueueFunction processes it ("Message redriven
+    from DLQ"), and no queue holds a message any more."""
+    sqs = boto3.client("sqs")
+    body = '{"id":123,"name":"John","data":{"age":30,"job":"Developer"}}'
+    sqs.send_message(
+        QueueUrl=cloud.outputs["MyOriginalQueueUrl"], MessageBody=body, MessageGroupId="group1"
+    )
+    urls = {
+        name: sqs.get_queue_url(QueueName=f"{name}.fifo")["QueueUrl"]
+        for name in ("MyOriginalQueue", "MyDeadLetterQueue", "MyReProcessQueue")
+    }
+
+    def held() -> dict[str, int]:
+        """Each queue's messages, visible or in flight (the console's two columns)."""
+        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        counts = {}
+        for name, url in urls.items():
+            found = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+            counts[name] = sum(map(int, found.values()))
+        return counts
+
+    in_dlq = {"MyOriginalQueue": 0, "MyDeadLetterQueue": 1, "MyReProcessQueue": 0}
+    wait_for(lambda: held() == in_dlq, "the message in the dead-letter queue", 90)
+    failed = function_log("MyOriginalQueueFunction")
+    assert any("Exception: Failed to process message" in line for line in failed), failed
+    task = sqs.start_message_move_task(
+        SourceArn=cloud.outputs["MyDeadLetterQueueArn"],
+        DestinationArn=cloud.outputs["MyReProcessQueueArn"],
+    )
+    assert task["TaskHandle"]
+    wait_for(
+        lambda: "Message redriven from DLQ" in function_log("ReProcessQueueFunction"),
+        "ReProcessQueueFunction's log line",
+    )
+    wait_for(lambda: set(held().values()) == {0}, "every queue empty")
+    processed = function_log("ReProcessQueueFunction")
+    assert f"Processed message: {json.loads(body)}" in processed, processed
+
+
 PENDING: dict[str, tuple[Steps, str]] = {}
 
 
@@ -72,6 +116,7 @@ def lambda_layer(cloud: LocalCloud, pattern: Pattern) -> None:
 
 
 STEPS: dict[str, Steps] = {
+    "fifo-sqs-redrive": fifo_sqs_redrive,
     "lambda-layer": lambda_layer,
     "sqs-lambda-tenant-isolation-sam-py": sqs_lambda_tenant_isolation_sam_py,
 }
