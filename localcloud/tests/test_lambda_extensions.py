@@ -109,6 +109,17 @@ Resources:
   NotExecutable:
     Type: AWS::Serverless::LayerVersion
     Properties: {ContentUri: not-executable/}
+  Crashing:
+    Type: AWS::Serverless::Function
+    Properties:
+      FunctionName: extensions-crashing
+      Runtime: python3.13
+      Handler: index.handler
+      CodeUri: src/
+      Layers: [!Ref ExitsAtOnce]
+  ExitsAtOnce:
+    Type: AWS::Serverless::LayerVersion
+    Properties: {ContentUri: exits/}
 """
 
 
@@ -122,10 +133,14 @@ def cloud(tmp_path: Path, records: Path) -> Iterator[LocalCloud]:
     records.mkdir()
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "index.py").write_text(HANDLER)
-    for layer, mode in (("recorder", 0o755), ("not-executable", 0o644)):
+    for layer, code, mode in (
+        ("recorder", EXTENSION, 0o755),
+        ("not-executable", EXTENSION, 0o644),
+        ("exits", "#!/bin/sh\nexit 3\n", 0o755),
+    ):
         extension = tmp_path / layer / "extensions" / "recorder"
         extension.parent.mkdir(parents=True)
-        extension.write_text(EXTENSION)
+        extension.write_text(code)
         extension.chmod(mode)
     template = tmp_path / "template.yaml"
     template.write_text(TEMPLATE % json.dumps(str(records)))
@@ -224,6 +239,12 @@ def test_each_environment_has_its_sandbox_and_extensions_are_shut_down(
     ]
     assert len(shutdowns) == 2
     assert {e["shutdownReason"] for e in shutdowns} == {"spindown"}
+
+
+def test_an_extension_that_exits_before_it_registers_fails_the_init(cloud: LocalCloud) -> None:
+    reply, answer = invoke("extensions-crashing")
+    assert reply["FunctionError"] == "Unhandled"
+    assert answer == {"errorType": "Extension.Crash", "errorMessage": "Error: exit status 3"}
 
 
 def test_an_extension_that_cannot_be_executed_fails_the_init(cloud: LocalCloud) -> None:

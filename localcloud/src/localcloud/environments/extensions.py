@@ -243,16 +243,17 @@ class Extensions:
                     self.init_error = ("Extension.Crash", f"Error: exit status {code}")
                 elif all(e.id for e in self.all):
                     return
-                self.changed.wait(min(left, 0.05))
+                self.changed.wait(min(left, 0.05))  # (an exit notifies nobody)
 
-    def wait_idle(self, timeout: float) -> bool:
-        """Until every registered extension waits for its next event (the init's end, and
-        each invocation's)."""
+    def wait_idle(self, timeout: float) -> None:
+        """Until every registered extension waits for its next event, or has exited (the
+        init's end, and each invocation's)."""
+        until = time.monotonic() + timeout
         with self.changed:
-            return self.changed.wait_for(
-                lambda: all(e.waiting or e.process.poll() is not None for e in self.all if e.id),
-                timeout,
-            )
+            while (left := until - time.monotonic()) > 0 and not all(
+                e.waiting or e.process.poll() is not None for e in self.all if e.id
+            ):
+                self.changed.wait(min(left, 0.05))
 
     def dispatch(self, kind: str, event: dict[str, Any]) -> list[_Extension]:
         """Hand ``event`` (INVOKE or SHUTDOWN) to the extensions registered for it."""
