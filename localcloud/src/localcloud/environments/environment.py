@@ -15,13 +15,11 @@ lines are the process's output during the invocation, between Lambda's START and
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import hashlib
 import json
 import math
 import os
-import select
 import shutil
 import tempfile
 import threading
@@ -32,7 +30,7 @@ from pathlib import Path
 
 from localcloud.environments.extensions import Extensions, extension_files
 from localcloud.environments.host_build import cache_dir
-from localcloud.environments.launcher import LEARNED, Process, fork_server
+from localcloud.environments.launcher import LEARNED, LogPipe, Process, fork_server
 from localcloud.environments.runtime_api import Invocation, RuntimeApi, document
 from localcloud.environments.spec import Result, Spec
 
@@ -44,57 +42,6 @@ INIT_TIMEOUT = 10.0
 MEMORY_POLL = 0.05
 #: a runtime that ended by itself (its fork server reaps it: the exit status is not known here)
 _EXITED = "Error: Runtime exited without providing a reason"
-
-
-class _LogPipe:
-    """The environment's stdout and stderr: read as it comes (so the process never blocks on
-    a full pipe), and drained to the end when an invocation finishes (the runtime writes its
-    lines before it posts its response)."""
-
-    def __init__(self) -> None:
-        self.read_fd, self.write_fd = os.pipe()
-        flags = fcntl.fcntl(self.read_fd, fcntl.F_GETFL)
-        fcntl.fcntl(self.read_fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
-        self._lock = threading.Lock()
-        self._buffer = bytearray()
-        self.closed = threading.Event()  # EOF: the process (and its children) ended
-        self.thread = threading.Thread(target=self._run, name="environment-logs", daemon=True)
-
-    def _read(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.read_fd, 65536)
-            except BlockingIOError:
-                return
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self.closed.set()
-                return
-            self._buffer += chunk
-
-    def _run(self) -> None:
-        readable = select.poll()  # (not select.select: descriptors past 1024)
-        readable.register(self.read_fd, select.POLLIN)
-        while not self.closed.is_set():
-            try:
-                readable.poll()
-            except OSError:
-                self.closed.set()
-                return
-            with self._lock:
-                self._read()
-        with contextlib.suppress(OSError):
-            os.close(self.read_fd)
-
-    def take(self) -> list[str]:
-        """Every line written so far (a last partial line too)."""
-        with self._lock:
-            if not self.closed.is_set():
-                self._read()
-            text = self._buffer.decode("utf-8", "replace")
-            self._buffer.clear()
-        return [line.rstrip("\r") for line in text.splitlines()]
 
 
 def _max_memory_mb(pid: int, field: str = "VmHWM:") -> int | None:
@@ -117,7 +64,7 @@ class Environment:
         self.tmp = Path(tempfile.mkdtemp(prefix=f"lambda-{spec.function_name[:40]}-"))
         self.dead = False
         self._cold = True
-        self._logs = _LogPipe()
+        self._logs = LogPipe()
         runtime_dir = spec.runtime_dir()
         env = spec.lambda_variables(api=self.api.address, tmp=self.tmp, runtime_dir=runtime_dir)
         self.log_stream = env["AWS_LAMBDA_LOG_STREAM_NAME"]

@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from localcloud.environments.launcher import LogPipe
+
 __all__ = ["Extensions", "extension_files"]
 
 #: how long the extensions have to exit after SHUTDOWN (Lambda: 2,000 ms with external ones)
@@ -127,8 +129,8 @@ class _Subscription(threading.Thread):
 
 class Extensions:
     """The extensions of one environment (``files``), started with its variables (``env``)
-    and its Python path (``path``, after the sandbox's names); their output is read from a
-    pipe of their own (``take_logs``)."""
+    and its Python path (``path``, after the sandbox's names); their output goes to a pipe
+    of their own (``take_logs``)."""
 
     def __init__(
         self, files: Sequence[Path], env: Mapping[str, str], path: Sequence[str], account: str
@@ -151,14 +153,14 @@ class Extensions:
             "PYTHONPATH": os.pathsep.join([str(_SITE), *path, env.get("PYTHONPATH", "")]),
             "LOCALCLOUD_SANDBOX_ADDRESS": self.address,
         }
-        read_fd, write_fd = os.pipe()
+        self._output = LogPipe()
         try:
             for file in files:
                 try:
                     process = subprocess.Popen(  # noqa: S603 - the layer's extension, as Lambda
                         [str(file)], env=variables, cwd=env.get("LAMBDA_TASK_ROOT"),
-                        stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
-                        start_new_session=True,
+                        stdin=subprocess.DEVNULL, stdout=self._output.write_fd,
+                        stderr=self._output.write_fd, start_new_session=True,
                     )  # fmt: skip
                 except OSError as exc:
                     reason = exc.strerror.lower() if exc.strerror else type(exc).__name__
@@ -176,10 +178,8 @@ class Extensions:
                     break
                 self.all.append(_Extension(file.name, process))
         finally:
-            os.close(write_fd)
-        threading.Thread(
-            target=self._read, args=(read_fd,), name="extension-logs", daemon=True
-        ).start()
+            os.close(self._output.write_fd)  # theirs
+        self._output.thread.start()
 
     # -- the environment's calls ----------------------------------------------------------
 
@@ -276,9 +276,14 @@ class Extensions:
                     subscription.events.put(event)
 
     def take_logs(self) -> list[str]:
+        """Their output so far (and Lambda's lines on them), sent to their ``extension``
+        subscribers."""
+        output = self._output.take()
+        for line in output:
+            self.emit("extension", line)
         with self.changed:
             lines, self._lines = self._lines, []
-        return lines
+        return lines + output
 
     def shutdown(self, reason: str = "spindown") -> None:
         """SHUTDOWN to the extensions registered for it; each is killed after 2 s at most."""
@@ -367,14 +372,6 @@ class Extensions:
 
     def _of(self, extension_id: str) -> _Extension | None:
         return next((e for e in self.all if extension_id and e.id == extension_id), None)
-
-    def _read(self, fd: int) -> None:
-        with os.fdopen(fd, "rb") as output:
-            for raw in output:
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                with self.changed:
-                    self._lines.append(line)
-                self.emit("extension", line)
 
 
 def _error(error_type: str, message: str) -> dict[str, str]:

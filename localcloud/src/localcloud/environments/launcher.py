@@ -4,6 +4,7 @@ runtime Python or function configuration, started on first use; its protocol: _f
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import select
@@ -14,9 +15,60 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ForkServer", "Process", "fork_server"]
+__all__ = ["ForkServer", "LogPipe", "Process", "fork_server"]
 
 _SERVER_SCRIPT = Path(__file__).with_name("_forkserver.py")
+
+
+class LogPipe:
+    """An environment's stdout and stderr (its runtime's, its extensions'): read as it comes
+    (so no process blocks on a full pipe), and drained to the end when an invocation
+    finishes (the runtime writes its lines before it posts its response)."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        flags = fcntl.fcntl(self.read_fd, fcntl.F_GETFL)
+        fcntl.fcntl(self.read_fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        self._lock = threading.Lock()
+        self._buffer = bytearray()
+        self.closed = threading.Event()  # EOF: the process (and its children) ended
+        self.thread = threading.Thread(target=self._run, name="environment-logs", daemon=True)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.read_fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.closed.set()
+                return
+            self._buffer += chunk
+
+    def _run(self) -> None:
+        readable = select.poll()  # (not select.select: descriptors past 1024)
+        readable.register(self.read_fd, select.POLLIN)
+        while not self.closed.is_set():
+            try:
+                readable.poll()
+            except OSError:
+                self.closed.set()
+                return
+            with self._lock:
+                self._read()
+        with contextlib.suppress(OSError):
+            os.close(self.read_fd)
+
+    def take(self) -> list[str]:
+        """Every line written so far (a last partial line too)."""
+        with self._lock:
+            if not self.closed.is_set():
+                self._read()
+            text = self._buffer.decode("utf-8", "replace")
+            self._buffer.clear()
+        return [line.rstrip("\r") for line in text.splitlines()]
 
 
 class Process:
