@@ -20,8 +20,8 @@ Telemetry API (2022-07-01).
 
 Lambda's sandbox names itself ``sandbox`` (``sandbox.localdomain``): an extension listens on
 ``sandbox:<port>`` and subscribes that address. Here each environment has a loopback address
-of its own (127.77.x.y on Linux, where all of 127/8 is the machine's: no two environments'
-fixed ports meet), which the telemetry is posted to and which ``sandbox`` means to the
+of its own (127.x.y.z at random on Linux, where all of 127/8 is the machine's: no two
+environments' fixed ports meet), which the telemetry is posted to and which ``sandbox`` means to the
 extension's Python (``sandbox/sitecustomize.py``, on its PYTHONPATH; an extension in another
 language gets no such name).
 """
@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import itertools
 import json
 import os
 import queue
+import secrets
 import subprocess
 import sys
 import threading
@@ -54,7 +54,6 @@ __all__ = ["Extensions", "extension_files"]
 SHUTDOWN_SECONDS = 2.0
 _SITE = Path(__file__).with_name("sandbox")
 _SANDBOX_NAMES = frozenset({"sandbox", "sandbox.localdomain"})
-_addresses = itertools.count(1)
 
 
 def extension_files(layers: Sequence[Path]) -> list[Path]:
@@ -67,10 +66,12 @@ def extension_files(layers: Sequence[Path]) -> list[Path]:
 
 
 def _sandbox_address() -> str:
+    """An address of the loopback network at random (12 million: any two environments of the
+    machine's clouds, in any process, are all but sure to differ), away from 127.0.x.x."""
     if not sys.platform.startswith("linux"):
         return "127.0.0.1"  # other systems answer on 127.0.0.1 alone
-    n = next(_addresses) % 64516
-    return f"127.77.{n // 254 + 1}.{n % 254 + 1}"
+    pick = secrets.randbelow
+    return f"127.{64 + pick(191)}.{1 + pick(254)}.{1 + pick(254)}"
 
 
 def now() -> str:
