@@ -102,26 +102,24 @@ class _Subscription(threading.Thread):
         self.events: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
     def run(self) -> None:
-        batch: list[dict[str, Any]] = []
-        ending = False
-        while not ending:
-            until = time.monotonic() + self.timeout
+        """A batch from its first event: until ``timeoutMs`` later or ``maxItems`` events."""
+        while (first := self.events.get()) is not None:
+            batch, until = [first], time.monotonic() + self.timeout
             while len(batch) < self.max_items and (left := until - time.monotonic()) > 0:
                 try:
                     event = self.events.get(timeout=left)
                 except queue.Empty:
                     break
                 if event is None:
-                    ending = True
-                    break
+                    self._post(json.dumps(batch).encode())
+                    return
                 batch.append(event)
-            if batch:
-                self._post(json.dumps(batch).encode())
-                batch = []
+            self._post(json.dumps(batch).encode())
 
     def _post(self, body: bytes) -> None:
         host, port, path = self.where
-        with contextlib.suppress(OSError, http.client.HTTPException):  # dropped, as Lambda does
+        # a batch its listener does not take is dropped (Lambda retries, with a backoff)
+        with contextlib.suppress(OSError, http.client.HTTPException):
             connection = http.client.HTTPConnection(host, port, timeout=5)
             connection.request("POST", path, body, {"Content-Type": "application/json"})
             connection.getresponse().read()
