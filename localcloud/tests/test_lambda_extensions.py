@@ -58,7 +58,7 @@ headers, body = call("POST", "/2020-01-01/extension/register", {"events": ["INVO
                         "Lambda-Extension-Accept-Feature": "accountId"})
 me = headers["Lambda-Extension-Identifier"]
 record(registered=body, address=server.server_address[0])
-call("PUT", "/2022-07-01/telemetry", {
+call("PUT", os.environ.get("SUBSCRIBE", "/2022-07-01/telemetry"), {
     "schemaVersion": "2022-07-01", "types": ["platform", "function"],
     "destination": {"protocol": "HTTP", "URI": "http://sandbox:8080"},
     "buffering": {"timeoutMs": 25, "maxItems": 1000, "maxBytes": 262144},
@@ -94,7 +94,16 @@ Resources:
       CodeUri: src/
       Timeout: 10
       Layers: [!Ref Recorder]
-      Environment: {Variables: {RECORDS: %s}}
+      Environment: {Variables: {RECORDS: %(records)s}}
+  LogsApi:
+    Type: AWS::Serverless::Function
+    Properties:
+      FunctionName: extensions-logs-api
+      Runtime: python3.13
+      Handler: index.handler
+      CodeUri: src/
+      Layers: [!Ref Recorder]
+      Environment: {Variables: {RECORDS: %(records)s, SUBSCRIBE: /2020-08-15/logs}}
   Recorder:
     Type: AWS::Serverless::LayerVersion
     Properties: {ContentUri: recorder/}
@@ -143,7 +152,7 @@ def cloud(tmp_path: Path, records: Path) -> Iterator[LocalCloud]:
         extension.write_text(code)
         extension.chmod(mode)
     template = tmp_path / "template.yaml"
-    template.write_text(TEMPLATE % json.dumps(str(records)))
+    template.write_text(TEMPLATE % {"records": json.dumps(str(records))})
     with LocalCloud(template, stack_name="extensions") as running:
         yield running
 
@@ -214,6 +223,28 @@ def test_an_extension_is_told_of_each_invocation_and_gets_its_telemetry(
     assert report["requestId"] == requests[0] and report["status"] == "success"
     assert report["metrics"]["initDurationMs"] > 0
     assert report["metrics"]["memorySizeMB"] == 128
+
+
+def test_a_logs_api_subscription_gets_that_apis_events(cloud: LocalCloud, records: Path) -> None:
+    """The Logs API (2020-08-15), which the Telemetry API supersedes: the same lines and
+    reports, in its own schema."""
+    request = invoke("extensions-logs-api")[1]["request"]
+
+    def events() -> list[dict[str, Any]]:
+        return [event for e in entries(records) for event in e.get("telemetry", [])]
+
+    wait_for(lambda: "platform.report" in {e["type"] for e in events()}, "platform.report")
+    got = events()
+    kinds = {e["type"] for e in got}
+    assert {"platform.start", "platform.end", "platform.report", "function"} <= kinds
+    assert not any(k.startswith("platform.init") or k == "platform.runtimeDone" for k in kinds)
+    assert {"type": "function", "record": f"handler says hello {request}\n"} in [
+        {"type": e["type"], "record": e["record"]} for e in got
+    ]
+    report = next(e["record"] for e in got if e["type"] == "platform.report")
+    assert set(report) == {"requestId", "metrics"} and report["requestId"] == request
+    end = next(e["record"] for e in got if e["type"] == "platform.end")
+    assert end == {"requestId": request}
 
 
 def test_each_environment_has_its_sandbox_and_extensions_are_shut_down(

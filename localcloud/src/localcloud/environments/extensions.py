@@ -16,7 +16,9 @@ Telemetry API (2022-07-01).
 * ``POST /2020-01-01/extension/{init,exit}/error``: 202; an init error fails the init.
 * ``PUT /2022-07-01/telemetry``: subscribes the extension's HTTP destination to ``platform``,
   ``function`` and ``extension`` events, posted as JSON arrays as its ``buffering`` says
-  (the init's events first, when it subscribes during the init).
+  (the init's events first, when it subscribes during the init). ``PUT /2020-08-15/logs``,
+  the Logs API it supersedes, the same with that API's events (``platform.end``, no init
+  events, log lines ending in a newline).
 
 Lambda's sandbox names itself ``sandbox`` (``sandbox.localdomain``): an extension listens on
 ``sandbox:<port>`` and subscribes that address. Here each environment has a loopback address
@@ -54,6 +56,8 @@ __all__ = ["Extensions", "extension_files"]
 SHUTDOWN_SECONDS = 2.0
 _SITE = Path(__file__).with_name("sandbox")
 _SANDBOX_NAMES = frozenset({"sandbox", "sandbox.localdomain"})
+_LOGS_API = {"platform.runtimeDone": "platform.end",
+             "platform.telemetrySubscription": "platform.logsSubscription"}  # fmt: skip
 
 
 def extension_files(layers: Sequence[Path]) -> list[Path]:
@@ -91,8 +95,11 @@ class _Extension:
 class _Subscription(threading.Thread):
     """Posts the events of its types to an extension's destination, in batches."""
 
-    def __init__(self, destination: str, address: str, types: list[str], buffering: Any) -> None:
+    def __init__(
+        self, destination: str, address: str, types: list[str], buffering: Any, logs_api: bool
+    ) -> None:
         super().__init__(name="telemetry", daemon=True)
+        self.logs_api = logs_api  # the Logs API's (2020-08-15) events, not the Telemetry API's
         url = urlsplit(destination)
         host = address if url.hostname in _SANDBOX_NAMES else (url.hostname or "")
         self.where = (host, url.port or 80, url.path or "/")
@@ -100,6 +107,23 @@ class _Subscription(threading.Thread):
         self.max_items = int(buffering.get("maxItems", 10000))
         self.timeout = int(buffering.get("timeoutMs", 1000)) / 1000
         self.events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+    def offer(self, event: dict[str, Any]) -> None:
+        """``event``, when it is of the subscribed types (as the Logs API has it, for one of
+        its subscribers: no init events; platform.end; records of the 2020 schema)."""
+        kind, record = event["type"], event["record"]
+        if kind.partition(".")[0] not in self.types:
+            return
+        if self.logs_api:
+            if kind.startswith("platform.init"):
+                return
+            if kind in {"function", "extension"}:
+                record = f"{record}\n"
+            elif kind in {"platform.start", "platform.runtimeDone", "platform.report"}:
+                kept = ("requestId", "version", *(["metrics"] * (kind == "platform.report")))
+                record = {name: record[name] for name in kept if name in record}
+            kind = _LOGS_API.get(kind, kind)
+        self.events.put({**event, "type": kind, "record": record})
 
     def run(self) -> None:
         """A batch from its first event: until ``timeoutMs`` later or ``maxItems`` events."""
@@ -266,13 +290,11 @@ class Extensions:
     def emit(self, kind: str, record: Any, at: str | None = None) -> None:
         """A telemetry event (``platform.*``, ``function``, ``extension``) to its subscribers."""
         event = {"time": at or now(), "type": kind, "record": record}
-        category = kind.partition(".")[0]
         with self.changed:
             if self.initializing:
                 self._history.append(event)
             for subscription in self._subscriptions:
-                if category in subscription.types:
-                    subscription.events.put(event)
+                subscription.offer(event)
 
     def take_logs(self) -> list[str]:
         """Their output so far (and Lambda's lines on them), sent to their ``extension``
@@ -344,7 +366,8 @@ class Extensions:
                 self.changed.notify_all()
         return extension is not None
 
-    def subscribe(self, extension_id: str, request: Any) -> tuple[int, bytes]:
+    def subscribe(self, extension_id: str, request: Any, logs_api: bool) -> tuple[int, bytes]:
+        """A Telemetry API subscription (``logs_api``: a Logs API one)."""
         extension = self._of(extension_id)
         destination = request.get("destination") if isinstance(request, dict) else None
         types = request.get("types") if isinstance(request, dict) else None
@@ -356,15 +379,15 @@ class Extensions:
             message = "destination (protocol HTTP, URI) and types (platform, function, extension)"
             return 400, json.dumps(_error("ValidationError", message)).encode()
         subscription = _Subscription(
-            str(destination.get("URI", "")), self.address, types, request.get("buffering") or {}
-        )
+            str(destination.get("URI", "")), self.address, types, request.get("buffering") or {},
+            logs_api,
+        )  # fmt: skip
         subscription.start()
         with self.changed:
             self._subscriptions.append(subscription)
             backlog = list(self._history)
         for event in backlog:
-            if event["type"].partition(".")[0] in subscription.types:
-                subscription.events.put(event)
+            subscription.offer(event)
         record = {"name": extension.name, "state": "Subscribed", "types": types}
         self.emit("platform.telemetrySubscription", record)
         return 200, b"OK"

@@ -15,9 +15,10 @@ port of its own: the runtime interface client reaches it at ``AWS_LAMBDA_RUNTIME
   ``Lambda-Runtime-Function-Error-Type`` its type.
 * ``POST /2018-06-01/runtime/init/error``: 202; the environment failed to start.
 
-The Extensions API (``/2020-01-01/extension/``) and the Telemetry API (``/2022-07-01/telemetry``)
-are served at the same address for the environment's extensions (extensions.py). Anything else
-is 404. One invocation at a time, as a Lambda environment runs them.
+The Extensions API (``/2020-01-01/extension/``), the Telemetry API
+(``/2022-07-01/telemetry``) and the Logs API (``/2020-08-15/logs``) are served at the same
+address for the environment's extensions (extensions.py). Anything else is 404. One invocation
+at a time, as a Lambda environment runs them.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = ["MAX_RESPONSE", "Invocation", "RuntimeApi", "document"]
 PREFIX = "/2018-06-01/runtime/"
 EXTENSION = "/2020-01-01/extension/"
 TELEMETRY = "/2022-07-01/telemetry"
+LOGS = "/2020-08-15/logs"
 #: a synchronous invocation's response limit (6 MB), as the Runtime API enforces it
 MAX_RESPONSE = 6 * 1024 * 1024 + 100  # "6291556 bytes", Lambda's own figure
 
@@ -197,7 +199,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         extensions = self.api.extensions
-        if self.path.rstrip("/") != TELEMETRY or extensions is None:
+        path = self.path.rstrip("/")
+        if path not in {TELEMETRY, LOGS} or extensions is None:
             self._reply(404, document("NotFound", "Not found"))
             return
         try:
@@ -205,7 +208,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             request = None
         identifier = self.headers.get("Lambda-Extension-Identifier", "")
-        self._reply(*extensions.subscribe(identifier, request))
+        self._reply(*extensions.subscribe(identifier, request, logs_api=path == LOGS))
 
     def _extension(self, body: bytes) -> None:
         """An Extensions API call: register, init/error, exit/error."""
