@@ -276,6 +276,29 @@ def test_what_an_earlier_process_learned_preloads_the_first_environments_of_the_
     assert len(list(imports.glob("*.json"))) == 2
 
 
+def test_a_library_that_starts_a_thread_of_its_own_is_not_preloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork keeps only the forking thread: a library that starts one when imported (a
+    native one, as pyarrow's jemalloc does, unknown to ``threading``) is imported by each
+    environment itself, never by a fork server (Python warns of deadlocks otherwise)."""
+    monkeypatch.setenv("LOCALCLOUD_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "app.py").write_text(PRELOAD_PROBE)
+    (tmp_path / "layer" / "python").mkdir(parents=True)
+    (tmp_path / "layer" / "python" / "probe_lib.py").write_text(
+        "import _thread, os, time\nIMPORTED_IN = os.getpid()\n"
+        "_thread.start_new_thread(time.sleep, (600,))\n"
+    )
+    layers = [tmp_path / "layer"]
+    with EnvironmentPool(spec(tmp_path / "code", "app.handler", layers=layers)) as earlier:
+        assert json.loads(earlier.invoke(b"{}").payload) == {"preloaded": False}
+    monkeypatch.setattr(launcher, "LEARNED", {})  # the next process: nothing learned in it
+    monkeypatch.setattr(environment, "LEARNED", launcher.LEARNED)
+    with EnvironmentPool(spec(tmp_path / "code", "app.handler", layers=layers)) as pool:
+        assert json.loads(pool.invoke(b"{}").payload) == {"preloaded": False}
+
+
 def test_environments_run_and_end_when_the_cloud_holds_over_1024_descriptors(code: Path) -> None:
     """A cloud serving a burst holds many descriptors (each environment's log pipe, Runtime
     API socket and process handle): past 1024 (select's limit) an environment still runs,

@@ -228,12 +228,20 @@ def _become(sock: socket.socket, function: dict[str, Any], base_path: list[str])
                  function.get("env", {}).get("AWS_REGION"))  # fmt: skip
     finally:
         os.environ.__class__ = environ_class
-    threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
+    if _threads() > 1:  # a library's own (C) threads too: a fork would lose them
         sys.exit("a preloaded module started a thread: a fork would lose it")
     gc.freeze()  # what every child shares: never gone over by a child's collections
     sock.sendall(json.dumps({"ready": True, "read": _Reads.read}).encode() + b"\n")
     serve(sock, base_path)
+
+
+def _threads() -> int:
+    """The process's threads, the system's count (Python's, where there is no /proc)."""
+    try:
+        return len(os.listdir("/proc/self/task"))  # noqa: PTH208 - no pathlib in the server
+    except OSError:
+        threading = sys.modules.get("threading")
+        return 1 if threading is None else threading.active_count()
 
 
 def main() -> None:

@@ -106,8 +106,12 @@ class Process:
 
 def _runtime_env(python: Path) -> dict[str, str]:
     # The fork server starts with nothing of the local cloud's environment (-I: no PYTHON*
-    # variables, no user site, not its own directory on sys.path).
-    return {"PATH": f"{python.parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    # variables, no user site, not its own directory on sys.path). It forks, so it must stay
+    # one thread: pyarrow's jemalloc would start its background purging thread when a server
+    # preloads pyarrow (Python: "This process is multi-threaded, use of fork() may lead to
+    # deadlocks in the child"). Its environments' variables are their own (_forkserver.py).
+    return {"PATH": f"{python.parent}:/usr/bin:/bin", "LANG": "C.UTF-8",
+            "JE_ARROW_MALLOC_CONF": "background_thread:false"}  # fmt: skip
 
 
 class ForkServer:
