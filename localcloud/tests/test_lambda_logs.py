@@ -21,8 +21,16 @@ from localcloud.cloud import LocalCloud
 pytestmark = [pytest.mark.e2e]
 
 HANDLER = """\
+import logging
 import sys
 import threading
+
+
+def structured(event, context):
+    logging.getLogger().info("quiet %s", event["tag"])
+    logging.getLogger("app").warning("loud %s", event["tag"])
+    print("plain", event["tag"])
+    return {"request": context.aws_request_id}
 
 
 def handler(event, context):
@@ -56,6 +64,12 @@ Resources:
       FunctionName: logs-elsewhere
       LoggingConfig:
         LogGroup: !Ref Shared
+  Structured:
+    Type: AWS::Serverless::Function
+    Properties:
+      FunctionName: logs-structured
+      Handler: index.structured
+      LoggingConfig: {LogFormat: JSON, ApplicationLogLevel: WARN}
   Shared:
     Type: AWS::Logs::LogGroup
     Properties:
@@ -160,3 +174,29 @@ def test_log_type_tail_answers_the_last_4_kb_of_the_invocations_log(cloud: Local
     assert "LogResult" not in lam.invoke(
         FunctionName="logs-talker", Payload=json.dumps({"tag": tag})
     )
+
+
+def test_a_json_log_format_writes_the_runtimes_records_and_lambdas_events_as_json(
+    cloud: LocalCloud,
+) -> None:
+    """LoggingConfig LogFormat JSON: the runtime writes each logging record as a JSON object,
+    those below ApplicationLogLevel left out; print's lines stay as they are; Lambda's START,
+    END and REPORT are its platform events (platform.start, .runtimeDone, .report)."""
+    tag, reply, answer = invoke("logs-structured")
+    request_id = answer["request"]
+    found = boto3.client("logs").filter_log_events(logGroupName="/aws/lambda/logs-structured")
+    messages = [e["message"] for e in found["events"]]
+    start, *lines, done, report = (json.loads(m) if m.startswith("{") else m for m in messages)
+    assert start["type"] == "platform.start"
+    assert start["record"] == {"requestId": request_id, "version": "$LATEST"}
+    assert f"plain {tag}" in lines
+    records = [line for line in lines if isinstance(line, dict)]
+    assert [(r["level"], r["message"], r["logger"], r["requestId"]) for r in records] == [
+        ("WARNING", f"loud {tag}", "app", request_id)
+    ]  # the INFO record is below ApplicationLogLevel WARN
+    assert (done["type"], done["record"]["status"]) == ("platform.runtimeDone", "success")
+    assert report["type"] == "platform.report" and report["record"]["requestId"] == request_id
+    assert set(report["record"]["metrics"]) >= {
+        "durationMs", "billedDurationMs", "memorySizeMB", "maxMemoryUsedMB"
+    }  # fmt: skip
+    assert "FunctionError" not in reply

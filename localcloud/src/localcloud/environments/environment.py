@@ -32,7 +32,7 @@ from localcloud.environments.extensions import Extensions, extension_files
 from localcloud.environments.host_build import cache_dir
 from localcloud.environments.launcher import LEARNED, LogPipe, Process, fork_server
 from localcloud.environments.runtime_api import Invocation, RuntimeApi, document
-from localcloud.environments.spec import Result, Spec
+from localcloud.environments.spec import Done, Result, Spec
 
 __all__ = ["INIT_TIMEOUT", "Environment"]
 
@@ -197,30 +197,14 @@ class Environment:
         memory = (  # (init_memory: an init that failed, read before the runtime exited)
             memory or self.api.init_memory or (None if self.dead else _max_memory_mb(self.pid)) or 0
         )
-        billed = math.ceil(duration + (init_ms or 0))  # the INIT phase is billed (since 2025-08)
-        report = (
-            f"REPORT RequestId: {request_id}\tDuration: {duration:.2f} ms\t"
-            f"Billed Duration: {billed} ms\tMemory Size: {spec.memory_mb} MB\t"
-            f"Max Memory Used: {memory} MB"
-            + (f"\tInit Duration: {init_ms:.2f} ms" if init_ms is not None else "")
-            + (f"\tStatus: {status}" if status else "")
-        )
-        extension_logs = (  # (and the invocation's telemetry)
-            self.extensions.invoked(request_id, logs, error_type, status, len(payload), report)
-            if self.extensions is not None
-            else []
-        )
+        done = Done.of(spec, request_id, status, error_type, len(payload),
+                       duration, memory, init_ms)  # fmt: skip
+        extension_logs = self.extensions.invoked(done, logs) if self.extensions else []
         return Result(
             payload=payload,
             function_error="Unhandled" if error_type else None,
             error_type=error_type,
-            logs=[
-                f"START RequestId: {request_id} Version: {spec.version}",
-                *logs,
-                *extension_logs,
-                f"END RequestId: {request_id}",
-                report,
-            ],
+            logs=done.framed([*logs, *extension_logs], spec.logging),
             init_duration_ms=init_ms,
             duration_ms=duration,
             pid=self.pid,

@@ -49,6 +49,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from localcloud.environments.launcher import LogPipe
+from localcloud.environments.spec import Done
 
 __all__ = ["Extensions", "extension_files"]
 
@@ -229,30 +230,14 @@ class Extensions:
             "tracing": {"type": "X-Amzn-Trace-Id", "value": trace},
         })  # fmt: skip
 
-    def invoked(  # noqa: PLR0917 - an invocation's outcome
-        self, request_id: str, lines: list[str], error_type: str | None, status: str,
-        produced: int, report: str,
-    ) -> list[str]:  # fmt: skip
-        """An invocation's telemetry: the function's lines, platform.runtimeDone and .report
-        (``status`` and ``report``: Lambda's REPORT line's); the extensions' output since
-        the last invocation, for the function's log."""
+    def invoked(self, done: Done, lines: list[str]) -> list[str]:
+        """An invocation's telemetry: the function's ``lines``, platform.runtimeDone and
+        .report; the extensions' output since the last invocation, for the function's log."""
         for line in lines:
             self.emit("function", line)
-        fields = dict(part.split(": ", 1) for part in report.split("\t")[1:] if ": " in part)
-        metrics: dict[str, float] = {
-            "durationMs": float(fields["Duration"].split()[0]),
-            "billedDurationMs": int(fields["Billed Duration"].split()[0]),
-            "memorySizeMB": int(fields["Memory Size"].split()[0]),
-            "maxMemoryUsedMB": int(fields["Max Memory Used"].split()[0]),
-        }
-        if "Init Duration" in fields:
-            metrics["initDurationMs"] = float(fields["Init Duration"].split()[0])
-        done: dict[str, Any] = {"requestId": request_id, "status": "success"}
-        if error_type:
-            done |= {"status": status.partition("\t")[0] or "failure", "errorType": error_type}
-        runtime = {"durationMs": metrics["durationMs"], "producedBytes": produced}
-        self.emit("platform.runtimeDone", {**done, "metrics": runtime})
-        self.emit("platform.report", {**done, "metrics": metrics})
+        records = done.records()
+        for kind in ("platform.runtimeDone", "platform.report"):
+            self.emit(kind, records[kind])
         return self.take_logs()
 
     def wait_registered(self, timeout: float) -> None:

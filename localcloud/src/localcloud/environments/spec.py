@@ -3,6 +3,8 @@ and the throttle (:class:`TooManyRequests`)."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import secrets
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path
 
 __all__ = [
     "RUNTIME",
+    "Done",
     "Result",
     "RuntimeMissing",
     "Spec",
@@ -70,6 +73,12 @@ class Spec:
     memory_mb: int = 128  # MemorySize
     reserved_concurrency: int | None = None  # ReservedConcurrentExecutions (None: unreserved)
     runtime_python: Path = field(default_factory=default_runtime_python)
+    #: LoggingConfig: LogFormat (Text, JSON), ApplicationLogLevel, SystemLogLevel
+    logging: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def json_logs(self) -> bool:
+        return str(self.logging.get("LogFormat", "Text")).upper() == "JSON"
 
     @property
     def function_arn(self) -> str:
@@ -115,12 +124,80 @@ class Spec:
         }
         if self.endpoint_url:
             unreserved["AWS_ENDPOINT_URL"] = self.endpoint_url
+        if self.json_logs:  # the runtime writes its logging records as JSON, at this level
+            reserved["AWS_LAMBDA_LOG_FORMAT"] = "JSON"
+            reserved["AWS_LAMBDA_LOG_LEVEL"] = self.logging.get("ApplicationLogLevel", "INFO")
         return {**unreserved, **dict(self.variables), **dict(self.credentials), **reserved}
 
     def runtime_dir(self) -> Path:
         """LAMBDA_RUNTIME_DIR: the runtime's site-packages (awslambdaric, boto3)."""
         lib = Path(self.runtime_python).parent.parent / "lib" / RUNTIME / "site-packages"
         return lib if lib.is_dir() else Path(sys.prefix)
+
+
+@dataclass
+class Done:
+    """An invocation's end, as Lambda reports it: its REPORT line, or (JSON logs, the
+    Telemetry API) its platform events' records."""
+
+    request_id: str
+    version: str
+    status: str  # "" (success), "timeout", "error\tError Type: ..." (REPORT's Status)
+    error_type: str | None
+    produced: int  # the response's bytes
+    metrics: dict[str, float]  # durationMs, billedDurationMs, memorySizeMB, maxMemoryUsedMB ...
+
+    @classmethod
+    def of(  # noqa: PLR0917 - an invocation's measures
+        cls, spec: Spec, request_id: str, status: str, error_type: str | None, produced: int,
+        duration: float, memory: int, init_ms: float | None,
+    ) -> Done:  # fmt: skip
+        metrics = {"durationMs": round(duration, 2), "memorySizeMB": spec.memory_mb,
+                   # the INIT phase is billed (since 2025-08)
+                   "billedDurationMs": math.ceil(duration + (init_ms or 0)),
+                   "maxMemoryUsedMB": memory}  # fmt: skip
+        if init_ms is not None:
+            metrics["initDurationMs"] = round(init_ms, 2)
+        return cls(request_id, spec.version, status, error_type, produced, metrics)
+
+    def report(self) -> str:
+        m = self.metrics
+        return (
+            f"REPORT RequestId: {self.request_id}\tDuration: {m['durationMs']:.2f} ms\t"
+            f"Billed Duration: {m['billedDurationMs']:.0f} ms\t"
+            f"Memory Size: {m['memorySizeMB']:.0f} MB\t"
+            f"Max Memory Used: {m['maxMemoryUsedMB']:.0f} MB"
+            + (f"\tInit Duration: {m['initDurationMs']:.2f} ms" if "initDurationMs" in m else "")
+            + (f"\tStatus: {self.status}" if self.status else "")
+        )
+
+    def records(self) -> dict[str, dict[str, object]]:
+        """platform.start, .runtimeDone and .report (the Telemetry API's schema)."""
+        done: dict[str, object] = {"requestId": self.request_id, "status": "success"}
+        if self.error_type:
+            status = self.status.partition("\t")[0] or "failure"
+            done |= {"status": status, "errorType": self.error_type}
+        runtime = {"durationMs": self.metrics["durationMs"], "producedBytes": self.produced}
+        return {
+            "platform.start": {"requestId": self.request_id, "version": self.version},
+            "platform.runtimeDone": {**done, "metrics": runtime},
+            "platform.report": {**done, "metrics": dict(self.metrics)},
+        }
+
+    def framed(self, lines: list[str], logging: Mapping[str, str]) -> list[str]:
+        """``lines`` between Lambda's START and END / REPORT lines; with JSON logs (``logging``:
+        LoggingConfig), its platform events as JSON objects (none at SystemLogLevel WARN)."""
+        if str(logging.get("LogFormat", "Text")).upper() != "JSON":
+            start = f"START RequestId: {self.request_id} Version: {self.version}"
+            return [start, *lines, f"END RequestId: {self.request_id}", self.report()]
+        if str(logging.get("SystemLogLevel", "INFO")).upper() == "WARN":
+            return lines
+        now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + ".000Z"
+        start, done, report = (
+            json.dumps({"time": now, "type": kind, "record": record})
+            for kind, record in self.records().items()
+        )
+        return [start, *lines, done, report]
 
 
 @dataclass

@@ -7,8 +7,9 @@ create it), in a log stream of the execution environment that ran the invocation
 Lambda names them: ``2026/01/31/[$LATEST]<32 hex digits>``), one event per line. So ``aws logs
 tail``, ``filter-log-events``, ``sam logs`` read a function's output here as on AWS.
 
-The events of an invocation are written when it ends, timestamped then. Not here: ``LogFormat:
-JSON`` (the lines are written as text), log levels.
+The events of an invocation are written when it ends, timestamped then. ``LogFormat: JSON``:
+the runtime writes its logging records as JSON, filtered by ``ApplicationLogLevel``, and
+Lambda's lines are its platform events as JSON (environments/spec.py, ``Done.framed``).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from typing import Any
 
 from moto.logs.models import logs_backends
 
-__all__ = ["FunctionLogs", "log_group_of"]
+__all__ = ["FunctionLogs", "log_group_of", "logging_config"]
 
 LOG = logging.getLogger(__name__)
 
 
-def log_group_of(fn: Any) -> str:
+def logging_config(fn: Any) -> dict[str, str]:
+    """The function's LoggingConfig (LogGroup, LogFormat, ApplicationLogLevel, SystemLogLevel)."""
     config = getattr(fn, "logging_config", None)
     if config is None:  # a version published before the deploy applied it: $LATEST's
         from moto.awslambda.utils import get_backend
@@ -33,7 +35,11 @@ def log_group_of(fn: Any) -> str:
         functions = get_backend(fn.account_id, fn.region)._lambdas._functions
         latest = functions.get(fn.function_name, {}).get("latest")
         config = getattr(latest, "logging_config", None)
-    return str((config or {}).get("LogGroup") or f"/aws/lambda/{fn.function_name}")
+    return dict(config or {})
+
+
+def log_group_of(fn: Any) -> str:
+    return str(logging_config(fn).get("LogGroup") or f"/aws/lambda/{fn.function_name}")
 
 
 class FunctionLogs:

@@ -43,7 +43,7 @@ from localcloud.environments.host_build import (
     requirements_build,
 )
 from localcloud.environments.runtimes import runtime_python
-from localcloud.features.lambda_logs import FunctionLogs
+from localcloud.features.lambda_logs import FunctionLogs, logging_config
 from localcloud.runtime import Runtime
 
 __all__ = ["InvalidZipFile", "Processes", "processes_of"]
@@ -121,9 +121,10 @@ class Processes:
 
     def _pool(self, fn: Any, code: Path, tenant: str | None) -> EnvironmentPool:
         variables = dict(fn.environment_vars or {})
+        log_config = logging_config(fn)
         key = (fn.function_name, str(fn.version), fn.code_sha_256, json.dumps(variables),
                fn.timeout, fn.memory_size, fn.reserved_concurrency, fn.role,
-               json.dumps(fn.layers, default=str), tenant)  # fmt: skip
+               json.dumps(fn.layers, default=str), json.dumps(log_config), tenant)  # fmt: skip
         with self._lock:
             pool = self._pools.get(key)
             if pool is not None:
@@ -160,6 +161,7 @@ class Processes:
                     timeout=float(fn.timeout or 3),
                     memory_mb=int(fn.memory_size or 128),
                     reserved_concurrency=fn.reserved_concurrency,
+                    logging=log_config,
                 )
                 pool = EnvironmentPool(spec, tenant)
                 with self._lock:
