@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.e2e]
 # of telemetry (posted to the HTTP server it runs on sandbox:8080, as Lambda's samples do).
 EXTENSION = """\
 #!/usr/bin/env python3
-import json, os, sys, threading, urllib.request
+import json, os, sys, threading, urllib.error, urllib.request
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 API = "http://" + os.environ["AWS_LAMBDA_RUNTIME_API"]
@@ -58,6 +58,12 @@ headers, body = call("POST", "/2020-01-01/extension/register", {"events": ["INVO
                         "Lambda-Extension-Accept-Feature": "accountId"})
 me = headers["Lambda-Extension-Identifier"]
 record(registered=body, address=server.server_address[0])
+try:  # refused: no such schema
+    call("PUT", "/2022-07-01/telemetry", {"schemaVersion": "1999-01-01", "types": ["platform"],
+         "destination": {"protocol": "HTTP", "URI": "http://sandbox:8080"}},
+         **{"Lambda-Extension-Identifier": me, "Content-Type": "application/json"})
+except urllib.error.HTTPError as refused:
+    record(refused=refused.code, answer=json.loads(refused.read()))
 call("PUT", os.environ.get("SUBSCRIBE", "/2022-07-01/telemetry"), {
     "schemaVersion": "2022-07-01", "types": ["platform", "function"],
     "destination": {"protocol": "HTTP", "URI": "http://sandbox:8080"},
@@ -196,6 +202,9 @@ def test_an_extension_is_told_of_each_invocation_and_gets_its_telemetry(
         "handler": "index.handler",
         "accountId": "123456789012",
     }
+    refused = next(e for e in seen if "refused" in e)
+    assert (refused["refused"], refused["answer"]["errorType"]) == (400, "ValidationError")
+    assert "schemaVersion" in refused["answer"]["errorMessage"]
     invokes = [e["event"] for e in seen if e.get("event", {}).get("eventType") == "INVOKE"]
     assert [e["requestId"] for e in invokes] == requests  # before each invocation, in order
     assert invokes[0]["invokedFunctionArn"].endswith(":function:extensions-recorded")

@@ -354,18 +354,15 @@ class Extensions:
     def subscribe(self, extension_id: str, request: Any, logs_api: bool) -> tuple[int, bytes]:
         """A Telemetry API subscription (``logs_api``: a Logs API one)."""
         extension = self._of(extension_id)
-        destination = request.get("destination") if isinstance(request, dict) else None
-        types = request.get("types") if isinstance(request, dict) else None
         if extension is None:
             return 403, json.dumps(_error("Extension.Forbidden", "unknown extension")).encode()
-        if not isinstance(destination, dict) or not isinstance(types, list) or not set(types) <= {
-            "platform", "function", "extension"
-        } or destination.get("protocol") != "HTTP":  # fmt: skip
-            message = "destination (protocol HTTP, URI) and types (platform, function, extension)"
-            return 400, json.dumps(_error("ValidationError", message)).encode()
+        problem = _invalid(request, logs_api)
+        if problem:
+            return 400, json.dumps(_error("ValidationError", problem)).encode()
+        types = list(request["types"])
         subscription = _Subscription(
-            str(destination.get("URI", "")), self.address, types, request.get("buffering") or {},
-            logs_api,
+            str(request["destination"].get("URI", "")), self.address, types,
+            request.get("buffering") or {}, logs_api,
         )  # fmt: skip
         subscription.start()
         with self.changed:
@@ -379,6 +376,32 @@ class Extensions:
 
     def _of(self, extension_id: str) -> _Extension | None:
         return next((e for e in self.all if extension_id and e.id == extension_id), None)
+
+
+#: the Telemetry API's buffering bounds (and defaults): maxItems, maxBytes, timeoutMs
+_BUFFERING = {"maxItems": (1000, 10000), "maxBytes": (262144, 1048576), "timeoutMs": (25, 30000)}
+_SCHEMAS = frozenset({"2022-07-01", "2022-12-13", "2025-01-29"})
+
+
+def _invalid(request: Any, logs_api: bool) -> str:
+    """What is wrong with a subscription request ("" when nothing is)."""
+    if not isinstance(request, dict):
+        return "the request is not a JSON object"
+    destination, types = request.get("destination"), request.get("types")
+    if not logs_api and request.get("schemaVersion") not in _SCHEMAS:
+        return f"schemaVersion must be one of {sorted(_SCHEMAS)}"
+    if not isinstance(destination, dict) or destination.get("protocol") != "HTTP":
+        return "destination must be {protocol: HTTP, URI} (TCP is not served here)"
+    if not isinstance(types, list) or not types or not set(types) <= {
+        "platform", "function", "extension"
+    }:  # fmt: skip
+        return "types must be some of platform, function, extension"
+    buffering = request.get("buffering") or {}
+    for name, (low, high) in _BUFFERING.items():
+        value = buffering.get(name, low) if isinstance(buffering, dict) else None
+        if type(value) is not int or not low <= value <= high:
+            return f"buffering.{name} must be an integer from {low} to {high}"
+    return ""
 
 
 def _error(error_type: str, message: str) -> dict[str, str]:
