@@ -77,11 +77,12 @@ class Environment:
         self._imports = _pruned(cache_dir("imports")) / f"{key}.json"
         self._report: Path | None = None  # where it reports its library imports, if first
         self._function = ""  # its fork server's configuration (_launch)
-        files = extension_files(spec.layers)
         #: its layers' extensions, started (and registered) before its runtime, as Lambda does
-        self.extensions = Extensions(files, env, path, spec.account) if files else None
-        self.api.extensions = self.extensions
+        self.extensions: Extensions | None = None
         try:
+            if files := extension_files(spec.layers):
+                self.extensions = Extensions(files, env, path, spec.account)
+                self.api.extensions = self.extensions
             failed = self.extensions.begin(INIT_TIMEOUT) if self.extensions else None
             if failed:  # no runtime is started
                 self.api.fail_init(document(*failed), failed[0])
