@@ -77,6 +77,7 @@ def test_the_response_on_stdout_the_logs_between_start_and_report_on_stderr(
     assert f"greeting Ada request {request_id[1]}" in err  # the function's print, its context
     assert re.search(rf"^REPORT RequestId: {request_id[1]}\tDuration: ", err, re.M), err
     assert err.index("START") < err.index("greeting Ada") < err.index("END RequestId")
+    assert [err.count(f"{frame} RequestId: ") for frame in ("START", "END", "REPORT")] == [1] * 3
 
 
 def test_a_function_error_is_the_response_and_exit_status_1(

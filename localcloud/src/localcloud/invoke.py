@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-import uuid
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -109,34 +107,17 @@ def invoke(
 
 def invoke_in(cloud: Any, function: str | None, event: bytes, *, out: Any, log: Any) -> int:
     """``invoke`` in a running cloud: one invocation, printed as ``sam local invoke`` prints
-    it (the function's own output with the logs)."""
+    it (its log, framed by Lambda's START and END / REPORT lines, which the environment
+    writes on stdout: with the logs here)."""
     import boto3
-
-    from localcloud.features.lambda_runtime import REQUEST_ID_HEADER
 
     name = _function(cloud, function)
     client = boto3.client("lambda")
     config = client.get_function_configuration(FunctionName=name)
-    request_id = str(uuid.uuid4())
-
-    def tag(request: Any, **_: Any) -> None:
-        request.headers[REQUEST_ID_HEADER] = request_id
-
-    client.meta.events.register("before-sign.lambda.Invoke", tag)
-    print(f"Invoking {config['Handler']} ({config['Runtime']})", file=log)
-    print(f"START RequestId: {request_id} Version: $LATEST", file=log, flush=True)
+    print(f"Invoking {config['Handler']} ({config['Runtime']})", file=log, flush=True)
     with redirect_stdout(log):
-        began = time.monotonic()
         reply = client.invoke(FunctionName=name, Payload=event)
         payload = reply["Payload"].read().decode()
-        took = (time.monotonic() - began) * 1000
-    print(f"END RequestId: {request_id}", file=log)
-    print(
-        f"REPORT RequestId: {request_id}\tDuration: {took:.2f} ms\t"
-        f"Billed Duration: {int(took) + 1} ms\tMemory Size: {config['MemorySize']} MB",
-        file=log,
-        flush=True,
-    )
     print(payload, file=out, flush=True)
     return 1 if reply.get("FunctionError") else 0
 
