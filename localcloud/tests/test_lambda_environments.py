@@ -238,6 +238,21 @@ def handler(event, context):
 """
 
 
+def _ran_once(tmp_path: Path, library: str, monkeypatch: pytest.MonkeyPatch) -> Spec:
+    """A function importing ``probe_lib`` (``library``'s source, in a layer), run once by an
+    earlier process: what it imported is learned, and this process has learned nothing."""
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "app.py").write_text(PRELOAD_PROBE)
+    (tmp_path / "layer" / "python").mkdir(parents=True)
+    (tmp_path / "layer" / "python" / "probe_lib.py").write_text(library)
+    probe = spec(tmp_path / "code", "app.handler", layers=[tmp_path / "layer"])
+    with EnvironmentPool(probe) as earlier:
+        assert json.loads(earlier.invoke(b"{}").payload) == {"preloaded": False}
+    monkeypatch.setattr(launcher, "LEARNED", {})  # the next process: nothing learned in it
+    monkeypatch.setattr(environment, "LEARNED", launcher.LEARNED)
+    return probe
+
+
 def test_what_an_earlier_process_learned_preloads_the_first_environments_of_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -251,19 +266,9 @@ def test_what_an_earlier_process_learned_preloads_the_first_environments_of_the_
     for name, age in (("unused.json", 8 * 86400), ("used.json", 6 * 86400)):
         (imports / name).write_text("{}")
         os.utime(imports / name, (time.time() - age,) * 2)
-    (tmp_path / "code").mkdir()
-    (tmp_path / "code" / "app.py").write_text(PRELOAD_PROBE)
-    (tmp_path / "layer" / "python").mkdir(parents=True)
-    (tmp_path / "layer" / "python" / "probe_lib.py").write_text(
-        "import os\nIMPORTED_IN = os.getpid()\n"
-    )
-    layers = [tmp_path / "layer"]
-    with EnvironmentPool(spec(tmp_path / "code", "app.handler", layers=layers)) as earlier:
-        assert json.loads(earlier.invoke(b"{}").payload) == {"preloaded": False}
-    monkeypatch.setattr(launcher, "LEARNED", {})  # the next process: nothing learned in it
-    monkeypatch.setattr(environment, "LEARNED", launcher.LEARNED)
+    probe = _ran_once(tmp_path, "import os\nIMPORTED_IN = os.getpid()\n", monkeypatch)
     answers: list[dict[str, bool]] = []
-    with EnvironmentPool(spec(tmp_path / "code", "app.handler", layers=layers)) as pool:
+    with EnvironmentPool(probe) as pool:
         calls = [threading.Thread(target=lambda: answers.append(
             json.loads(pool.invoke(b'{"sleep": 0.5}').payload))) for _ in range(2)]  # fmt: skip
         for call in calls:
@@ -283,19 +288,11 @@ def test_a_library_that_starts_a_thread_of_its_own_is_not_preloaded(
     native one, as pyarrow's jemalloc does, unknown to ``threading``) is imported by each
     environment itself, never by a fork server (Python warns of deadlocks otherwise)."""
     monkeypatch.setenv("LOCALCLOUD_CACHE", str(tmp_path / "cache"))
-    (tmp_path / "code").mkdir()
-    (tmp_path / "code" / "app.py").write_text(PRELOAD_PROBE)
-    (tmp_path / "layer" / "python").mkdir(parents=True)
-    (tmp_path / "layer" / "python" / "probe_lib.py").write_text(
+    library = (
         "import _thread, os, time\nIMPORTED_IN = os.getpid()\n"
         "_thread.start_new_thread(time.sleep, (600,))\n"
     )
-    layers = [tmp_path / "layer"]
-    with EnvironmentPool(spec(tmp_path / "code", "app.handler", layers=layers)) as earlier:
-        assert json.loads(earlier.invoke(b"{}").payload) == {"preloaded": False}
-    monkeypatch.setattr(launcher, "LEARNED", {})  # the next process: nothing learned in it
-    monkeypatch.setattr(environment, "LEARNED", launcher.LEARNED)
-    with EnvironmentPool(spec(tmp_path / "code", "app.handler", layers=layers)) as pool:
+    with EnvironmentPool(_ran_once(tmp_path, library, monkeypatch)) as pool:
         assert json.loads(pool.invoke(b"{}").payload) == {"preloaded": False}
 
 

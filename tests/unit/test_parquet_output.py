@@ -346,24 +346,27 @@ def test_the_sink_is_only_written_to() -> None:
     assert not kept.closed  # the caller's to close (an upload, a temporary file)
 
 
+ORDERS = parse_contract(
+    json.dumps(
+        {
+            "dataset": "orders",
+            "output": {"format": "parquet"},
+            "columns": [
+                {"name": "order_id", "type": "string"},
+                {"name": "amount", "type": "decimal", "scale": 2},
+                {"name": "quantity", "type": "integer"},
+                {"name": "ordered_at", "type": "datetime"},
+                {"name": "gift", "type": "boolean", "required": False},
+                {"name": "day", "type": "date", "required": False},
+            ],
+        }
+    )
+)
+
+
 def test_the_converters_lines_are_written(tmp_path: Path) -> None:
     """What logic/transform.py's convert yields for a CSV object goes straight in."""
-    c = parse_contract(
-        json.dumps(
-            {
-                "dataset": "orders",
-                "output": {"format": "parquet"},
-                "columns": [
-                    {"name": "order_id", "type": "string"},
-                    {"name": "amount", "type": "decimal", "scale": 2},
-                    {"name": "quantity", "type": "integer"},
-                    {"name": "ordered_at", "type": "datetime"},
-                    {"name": "gift", "type": "boolean", "required": False},
-                    {"name": "day", "type": "date", "required": False},
-                ],
-            }
-        )
-    )
+    c = ORDERS
     csv = (
         b"order_id,amount,quantity,ordered_at,gift,day\n"
         b"o-1,12.5,2,2026-11-27T10:00:00+01:00,yes,2026-11-27\n"
@@ -435,24 +438,6 @@ def _orders(count: int) -> bytes:
             f"{rng.choice(['yes', 'no', ''])},{rng.choice([at, ''])}"
         )
     return "\n".join(lines).encode() + b"\n"
-
-
-ORDERS = parse_contract(
-    json.dumps(
-        {
-            "dataset": "orders",
-            "output": {"format": "parquet"},
-            "columns": [
-                {"name": "order_id", "type": "string"},
-                {"name": "amount", "type": "decimal", "scale": 2},
-                {"name": "quantity", "type": "integer"},
-                {"name": "ordered_at", "type": "datetime"},
-                {"name": "gift", "type": "boolean", "required": False},
-                {"name": "day", "type": "date", "required": False},
-            ],
-        }
-    )
-)
 
 
 @pytest.mark.parametrize(
