@@ -25,14 +25,13 @@ import tempfile
 import threading
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
 from localcloud.environments.extensions import Extensions, extension_files
 from localcloud.environments.host_build import cache_dir
 from localcloud.environments.launcher import LEARNED, LogPipe, Process, fork_server
 from localcloud.environments.runtime_api import Invocation, RuntimeApi, document
-from localcloud.environments.spec import Done, Result, Spec
+from localcloud.environments.spec import Done, Result, Spec, timestamp
 
 __all__ = ["INIT_TIMEOUT", "Environment"]
 
@@ -188,8 +187,7 @@ class Environment:
                 )  # fmt: skip
                 payload = document(error_type, f"RequestId: {request_id} Error: {reason}")
                 line = f"RequestId: {request_id} Error: {reason}" if over_memory else reason
-                now = datetime.now(UTC).isoformat(timespec="milliseconds").removesuffix("+00:00")
-                last.append(f"{now}Z {request_id} {line}")
+                last.append(f"{timestamp()} {request_id} {line}")
         logs += [*self._logs.take(), *last]
         self._learn()
         duration = (time.monotonic() - start) * 1000

@@ -36,6 +36,7 @@ import json
 import os
 import queue
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -43,13 +44,12 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from localcloud.environments.launcher import LogPipe
-from localcloud.environments.spec import Done
+from localcloud.environments.spec import Done, timestamp
 
 __all__ = ["Extensions", "extension_files"]
 
@@ -77,10 +77,6 @@ def _sandbox_address() -> str:
         return "127.0.0.1"  # other systems answer on 127.0.0.1 alone
     pick = secrets.randbelow
     return f"127.{64 + pick(191)}.{1 + pick(254)}.{1 + pick(254)}"
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -272,9 +268,9 @@ class Extensions:
                 extension.inbox.put({"eventType": kind, **event})
         return targets
 
-    def emit(self, kind: str, record: Any, at: str | None = None) -> None:
+    def emit(self, kind: str, record: Any) -> None:
         """A telemetry event (``platform.*``, ``function``, ``extension``) to its subscribers."""
-        event = {"time": at or now(), "type": kind, "record": record}
+        event = {"time": timestamp(), "type": kind, "record": record}
         with self.changed:
             if self.initializing:
                 self._history.append(event)
@@ -302,7 +298,7 @@ class Extensions:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     extension.process.wait(max(0.0, deadline - time.time()))
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(extension.process.pid, 9)
+                os.killpg(extension.process.pid, signal.SIGKILL)
             extension.process.wait()
         for subscription in self._subscriptions:
             subscription.events.put(None)

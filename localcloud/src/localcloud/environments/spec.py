@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 __all__ = [
@@ -135,6 +136,11 @@ class Spec:
         return lib if lib.is_dir() else Path(sys.prefix)
 
 
+def timestamp() -> str:
+    """Now, as Lambda's events write it: 2026-11-29T09:00:00.123Z."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 @dataclass
 class Done:
     """An invocation's end, as Lambda reports it: its REPORT line, or (JSON logs, the
@@ -192,7 +198,7 @@ class Done:
             return [start, *lines, f"END RequestId: {self.request_id}", self.report()]
         if str(logging.get("SystemLogLevel", "INFO")).upper() == "WARN":
             return lines
-        now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + ".000Z"
+        now = timestamp()
         start, done, report = (
             json.dumps({"time": now, "type": kind, "record": record})
             for kind, record in self.records().items()
