@@ -203,7 +203,7 @@ class Environment:
             payload=payload,
             function_error="Unhandled" if error_type else None,
             error_type=error_type,
-            logs=done.framed([*logs, *extension_logs], spec.logging),
+            logs=done.framed([*logs, *extension_logs], spec),
             init_duration_ms=init_ms,
             duration_ms=duration,
             pid=self.pid,

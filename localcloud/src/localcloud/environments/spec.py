@@ -190,13 +190,13 @@ class Done:
             "platform.report": {**done, "metrics": dict(self.metrics)},
         }
 
-    def framed(self, lines: list[str], logging: Mapping[str, str]) -> list[str]:
-        """``lines`` between Lambda's START and END / REPORT lines; with JSON logs (``logging``:
-        LoggingConfig), its platform events as JSON objects (none at SystemLogLevel WARN)."""
-        if str(logging.get("LogFormat", "Text")).upper() != "JSON":
+    def framed(self, lines: list[str], spec: Spec) -> list[str]:
+        """``lines`` between Lambda's START and END / REPORT lines; with the ``spec``'s JSON
+        logs, its platform events as JSON objects (none at SystemLogLevel WARN)."""
+        if not spec.json_logs:
             start = f"START RequestId: {self.request_id} Version: {self.version}"
             return [start, *lines, f"END RequestId: {self.request_id}", self.report()]
-        if str(logging.get("SystemLogLevel", "INFO")).upper() == "WARN":
+        if str(spec.logging.get("SystemLogLevel", "INFO")).upper() == "WARN":
             return lines
         now = timestamp()
         start, done, report = (
